@@ -1,0 +1,30 @@
+# Helpers shared by every layer: the floating-point flags, one way to add a library, a test, a fuzzer.
+
+# Flags every target that computes values must carry (SEMANTICS §13.2): no contraction of a*b+c into an
+# FMA, no fast-math, SSE2 arithmetic in the element type, gradual underflow (no FTZ/DAZ is the default
+# without -ffast-math).
+set(EINFUZZ_FP_FLAGS -ffp-contract=off -fno-fast-math -fno-unsafe-math-optimizations)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|i.86")
+  list(APPEND EINFUZZ_FP_FLAGS -msse2 -mfpmath=sse)
+endif()
+set(EINFUZZ_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wno-unused-parameter)
+
+# einfuzz_library(NAME <name> SOURCES ... DEPS ...): one layer = one target + an einfuzz:: alias.
+function(einfuzz_library)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(einfuzz_${ARG_NAME} ${ARG_SOURCES})
+  add_library(einfuzz::${ARG_NAME} ALIAS einfuzz_${ARG_NAME})
+  target_include_directories(einfuzz_${ARG_NAME} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_compile_options(einfuzz_${ARG_NAME} PRIVATE ${EINFUZZ_FP_FLAGS} ${EINFUZZ_WARNINGS})
+  target_link_libraries(einfuzz_${ARG_NAME} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
+endfunction()
+
+# einfuzz_test(NAME <name> SOURCES ... DEPS ... [ENV k=v ...]): a GoogleTest/RapidCheck executable
+# registered with CTest test by test.
+function(einfuzz_test)
+  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;ENV" ${ARGN})
+  add_executable(${ARG_NAME} ${ARG_SOURCES})
+  target_compile_options(${ARG_NAME} PRIVATE ${EINFUZZ_FP_FLAGS} ${EINFUZZ_WARNINGS})
+  target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} einfuzz_test_support GTest::gtest_main)
+  gtest_discover_tests(${ARG_NAME} PROPERTIES ENVIRONMENT "${ARG_ENV}" DISCOVERY_TIMEOUT 60)
+endfunction()

@@ -1,0 +1,45 @@
+// Element types of a case (SEMANTICS §13.1) and the mapping between C++ types and dtype tags.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace einfuzz {
+
+/// The element type shared by all operands of one case. `boolean` exists only for `any`/`all`.
+enum class DType { f32, f64, i32, i64, boolean };
+
+/// "f32", "f64", "i32", "i64", "bool".
+std::string_view dtype_name(DType dtype) noexcept;
+std::optional<DType> dtype_from_name(std::string_view name) noexcept;
+std::size_t dtype_size(DType dtype) noexcept;
+inline bool is_float(DType d) noexcept { return d == DType::f32 || d == DType::f64; }
+inline bool is_integer(DType d) noexcept { return d == DType::i32 || d == DType::i64; }
+
+/// Booleans are stored one byte each, 0 or 1 (the PROTOCOL's wire format as well).
+using Bool8 = std::uint8_t;
+
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
+template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
+template <> struct dtype_of<Bool8> { static constexpr DType value = DType::boolean; };
+template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
+
+/// Calls `fn(T{})` with the C++ element type of `dtype` (float, double, int32_t, int64_t, Bool8).
+template <class Fn>
+decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::f32: return fn(float{});
+    case DType::f64: return fn(double{});
+    case DType::i32: return fn(std::int32_t{});
+    case DType::i64: return fn(std::int64_t{});
+    case DType::boolean: break;
+  }
+  return fn(Bool8{});
+}
+
+}  // namespace einfuzz

@@ -1,0 +1,55 @@
+// The fused einsum executor (SEMANTICS §7, §9): stride plans compiled once, operands read in place,
+// only the output allocated, width-4/8 tiles along the last output axis, parallel output chunks.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/tensor.hpp"
+
+namespace einfuzz::fused {
+
+/// One entry of TorchLean's `inputFlatIndexPlan` (SEMANTICS §7): a non-singleton physical dimension.
+struct PlanTriple {
+  bool from_output;      ///< the dimension's label is an output axis (else a contracted axis)
+  int position;          ///< index into O (from_output) or into C
+  std::int64_t stride;   ///< product of all later physical lengths of this operand
+};
+
+/// The compiled plan of one operand.
+struct OperandPlan {
+  std::vector<PlanTriple> triples;            ///< §7, in physical dimension order
+  std::vector<std::int64_t> output_strides;   ///< per output axis: sum of its triples' strides (diagonals add)
+  std::vector<std::int64_t> contract_strides; ///< per contracted axis: sum of its triples' strides
+};
+
+/// Everything `execute` needs; compiled once per checked einsum, independent of values.
+struct EinsumPlan {
+  std::vector<OperandPlan> operands;          ///< in source order
+  Shape output_shape;                         ///< O lengths
+  Shape contraction_shape;                    ///< C lengths, C[0] outermost
+  std::int64_t output_size = 1;               ///< elements of the output
+  std::int64_t contraction_size = 1;          ///< terms per output element (0: empty contraction)
+};
+
+/// Execution knobs; none of them may change a single output bit.
+struct ExecOptions {
+  unsigned threads = 0;  ///< 0: hardware concurrency (the §9 heuristic still picks 1 for small work)
+  int tile_width = 8;    ///< 1 (scalar only), 4 or 8 lanes along the last output axis
+};
+
+/// Compiles the per-operand stride plans of §7.
+EinsumPlan compile(const CheckedEinsum& einsum);
+
+/// Evaluates the plan in the exact order of SEMANTICS §6. Preconditions (checked by the caller):
+/// inputs match the checked shapes and share one numeric dtype (f32, f64, i32, i64). Empty outputs
+/// and empty contractions never read an operand; the result is bitwise equal to the reference.
+Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options = {});
+
+/// The §9 task-count policy: 1 task below 1,000,000 units of work, else min(outer, 4 + log2(work/1e6)),
+/// capped by `max_threads`.
+unsigned task_count(std::int64_t outer, std::int64_t work, unsigned max_threads) noexcept;
+
+}  // namespace einfuzz::fused
