@@ -1,1 +1,28 @@
-// placeholder
+// Shared parts of the backend interface.
+#include "einfuzz/backends/backend.hpp"
+
+#include <algorithm>
+
+namespace einfuzz {
+
+std::string_view semantics_name(Semantics s) noexcept {
+  return s == Semantics::ordered ? "ordered" : "any-order";
+}
+
+std::string_view nan_profile_name(NanProfile p) noexcept {
+  switch (p) {
+    case NanProfile::ordered: return "ordered";
+    case NanProfile::propagate: return "propagate";
+    case NanProfile::ignore: return "ignore";
+  }
+  return "?";
+}
+
+bool Backend::supports(const Case& c) const {
+  const Capabilities& caps = capabilities();
+  auto has = [](const auto& list, const auto& x) { return std::find(list.begin(), list.end(), x) != list.end(); };
+  if (!has(caps.ops, c.op) || !has(caps.dtypes, c.dtype)) return false;
+  return c.op != Op::reduce || (c.reduction && has(caps.reductions, *c.reduction));
+}
+
+}  // namespace einfuzz

@@ -1,1 +1,206 @@
-// placeholder
+// `einfuzz check`: build the case, run it, print one verdict per backend (text or JSON).
+#include "einfuzz/harness/check_command.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <ostream>
+
+#include "einfuzz/harness/values.hpp"
+
+namespace einfuzz {
+
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+Result<std::vector<Shape>> parse_shapes(std::string_view text, const Limits& limits) {
+  std::vector<Shape> shapes;
+  if (text.empty()) return shapes;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    const std::string where = "shape " + std::to_string(shapes.size()) + " '" + std::string(item) + "'";
+    Shape shape;
+    if (item != "()") {
+      std::size_t pos = 0;
+      while (true) {
+        const std::size_t x = std::min(item.find('x', pos), item.size());
+        const std::string_view digits = item.substr(pos, x - pos);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+          return make_diagnostic(Code::malformedShape,
+                                 where + ": each length is a decimal number, lengths are separated by 'x', "
+                                         "a rank-0 operand is written '()' (e.g. --shapes '2x3,(),0')");
+        }
+        std::int64_t length = 0;
+        for (char c : digits) {
+          if (__builtin_mul_overflow(length, 10, &length) || __builtin_add_overflow(length, c - '0', &length)) {
+            return make_diagnostic(Code::sizeLimitExceeded, where + ": a length overflows int64");
+          }
+        }
+        shape.push_back(length);
+        if (x == item.size()) break;
+        pos = x + 1;
+      }
+    }
+    if (auto size = check_tensor_size(shape, limits, where); !size) return std::move(size).error();
+    shapes.push_back(std::move(shape));
+    start = comma + 1;
+  }
+  return shapes;
+}
+
+namespace {
+
+struct Prepared {
+  Case c;
+  std::string reproduce;  ///< the one command that reproduces this run
+};
+
+Result<Prepared> prepare(const CheckCommand& cmd) {
+  Prepared p;
+  const std::string backends_flag =
+      cmd.backends == std::vector<std::string>{"fused"} ? std::string() : " --backend " + [&] {
+        std::string s;
+        for (const auto& b : cmd.backends) s += (s.empty() ? "" : ",") + b;
+        return shell_quote(s);
+      }();
+  if (!cmd.case_file.empty()) {
+    auto c = read_case_file(cmd.case_file, cmd.run.limits);
+    if (!c) return std::move(c).error();
+    p.c = std::move(*c);
+    p.reproduce = "build/einfuzz check --case " + shell_quote(cmd.case_file) + backends_flag;
+    return p;
+  }
+  if (!cmd.shapes) {
+    return make_diagnostic(Code::invalidArgument, "--shapes is required unless --case is given");
+  }
+  const auto dtype = dtype_from_name(cmd.dtype);
+  if (!dtype) {
+    return make_diagnostic(Code::invalidArgument, "--dtype must be one of f32, f64, i32, i64, bool; got '" + cmd.dtype + "'");
+  }
+  const auto mode = value_mode_from_name(cmd.values);
+  if (!mode) {
+    return make_diagnostic(Code::invalidArgument,
+                           "--values must be one of random, iota, ones, edge; got '" + cmd.values + "'");
+  }
+  auto shapes = parse_shapes(*cmd.shapes, cmd.run.limits);
+  if (!shapes) return std::move(shapes).error();
+  p.c.op = Op::einsum;
+  p.c.pattern = cmd.pattern;
+  p.c.dtype = *dtype;
+  for (std::size_t k = 0; k < shapes->size(); ++k) {
+    p.c.inputs.push_back(make_values(*dtype, (*shapes)[k], *mode, cmd.seed, k));
+  }
+  p.c.origin = {{"seed", std::to_string(cmd.seed)}, {"values", cmd.values}};
+  p.reproduce = "build/einfuzz check " + shell_quote(cmd.pattern) + " --shapes " + shell_quote(*cmd.shapes) +
+                " --dtype " + cmd.dtype + " --values " + cmd.values + " --seed " + std::to_string(cmd.seed) +
+                backends_flag;
+  return p;
+}
+
+nlohmann::json diagnostic_json(const Diagnostic& d) {
+  nlohmann::json j = {{"code", code_name(d.code)}, {"message", d.message}};
+  j["column"] = d.column == kNoColumn ? nlohmann::json(nullptr) : nlohmann::json(d.column);
+  return j;
+}
+
+nlohmann::json verdict_json(const BackendOutcome& b) {
+  nlohmann::json j = {{"backend", b.backend}, {"verdict", verdict_name(b.verdict.kind)}, {"detail", b.verdict.detail}};
+  if (b.verdict.first) {
+    j["first_difference"] = {{"flat_index", b.verdict.first->flat_index},
+                             {"coords", b.verdict.first->coords},
+                             {"expected", b.verdict.first->expected},
+                             {"actual", b.verdict.first->actual}};
+  }
+  return j;
+}
+
+std::string coords_text(const std::vector<std::int64_t>& c) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < c.size(); ++i) s += (i ? ", " : "") + std::to_string(c[i]);
+  return s + "]";
+}
+
+int print_bad_input(const CheckCommand& cmd, const Diagnostic& d, std::ostream& out, std::ostream& err) {
+  if (cmd.json) {
+    out << nlohmann::json{{"status", "bad-input"}, {"diagnostic", diagnostic_json(d)}}.dump(2) << "\n";
+  } else {
+    err << render(d) << "\n";
+  }
+  return 2;
+}
+
+}  // namespace
+
+int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& err) {
+  auto prepared = prepare(cmd);
+  if (!prepared) return print_bad_input(cmd, prepared.error(), out, err);
+  const Case& c = prepared->c;
+
+  std::vector<std::unique_ptr<Backend>> owned;
+  std::vector<Backend*> backends;
+  for (const std::string& name : cmd.backends) {
+    auto b = make_builtin_backend(name, cmd.run);
+    if (!b) {
+      std::string known;
+      for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
+      return print_bad_input(cmd, make_diagnostic(Code::invalidArgument, "unknown backend '" + name + "' (available: " + known + ")"), out, err);
+    }
+    backends.push_back(b.get());
+    owned.push_back(std::move(b));
+  }
+
+  const CaseOutcome outcome = run_case(c, backends, cmd.run);
+  // A bad case (the reference rejects it) is bad input unless the case file expected exactly that.
+  const bool expected_rejection = outcome.rejection && c.expect_error && !outcome.expect_failure;
+  const int status = outcome.failed() ? 1 : (outcome.rejection && !expected_rejection) ? 2 : 0;
+
+  if (cmd.json) {
+    nlohmann::json j;
+    j["status"] = status == 0 ? "pass" : status == 1 ? "fail" : "bad-input";
+    j["case"] = {{"op", op_name(c.op)}, {"pattern", c.pattern}, {"dtype", dtype_name(c.dtype)}};
+    j["diagnostic"] = outcome.rejection ? diagnostic_json(*outcome.rejection) : nlohmann::json(nullptr);
+    j["reference"] = outcome.expected ? nlohmann::json{{"shape", outcome.expected->shape()}} : nlohmann::json(nullptr);
+    j["backends"] = nlohmann::json::array();
+    for (const auto& b : outcome.backends) j["backends"].push_back(verdict_json(b));
+    if (outcome.expect_failure) j["expect_failure"] = *outcome.expect_failure;
+    j["reproduce"] = prepared->reproduce;
+    out << j.dump(2) << "\n";
+    return status;
+  }
+
+  std::string shapes;
+  for (const Tensor& t : c.inputs) shapes += (shapes.empty() ? "" : ",") + format_shape(t.shape());
+  out << "case       " << op_name(c.op) << " " << shell_quote(c.pattern) << "  dtype " << dtype_name(c.dtype)
+      << "  shapes " << (shapes.empty() ? "(none)" : shapes) << "\n";
+  if (outcome.rejection) {
+    out << "reference  rejects: " << render(*outcome.rejection) << "\n";
+  } else {
+    out << "reference  ok, output " << format_shape(outcome.expected->shape()) << "\n";
+  }
+  for (const BackendOutcome& b : outcome.backends) {
+    out << b.backend << std::string(b.backend.size() < 11 ? 11 - b.backend.size() : 1, ' ')
+        << verdict_name(b.verdict.kind);
+    if (!b.verdict.detail.empty()) out << "  " << b.verdict.detail;
+    out << "\n";
+    if (b.verdict.first) {
+      const ElementEvidence& e = *b.verdict.first;
+      out << "           first at " << coords_text(e.coords) << " (flat " << e.flat_index
+          << "): reference " << e.expected << ", " << b.backend << " " << e.actual << "\n";
+    }
+  }
+  if (outcome.expect_failure) out << "expect     FAILED: " << *outcome.expect_failure << "\n";
+  if (status != 0) out << "reproduce: " << prepared->reproduce << "\n";
+  return status;
+}
+
+}  // namespace einfuzz

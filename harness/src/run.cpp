@@ -1,1 +1,156 @@
-// placeholder
+// The run boundary: reference first, then every backend, each judged; backend faults become verdicts.
+#include "einfuzz/harness/run.hpp"
+
+#include <exception>
+
+#include "einfuzz/reference/einsum.hpp"
+
+namespace einfuzz {
+
+Result<CheckedEinsum> check_case(const Case& c, const Limits& limits) {
+  if (c.op != Op::einsum) {
+    return make_diagnostic(Code::invalidArgument, "reduce cases are not supported by this build yet");
+  }
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    auto size = check_tensor_size(c.inputs[k].shape(), limits, "input " + std::to_string(k));
+    if (!size) return std::move(size).error();
+  }
+  std::vector<Shape> shapes;
+  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+  auto checked = check_einsum(c.pattern, shapes, limits);
+  if (!checked) return checked;
+  if (c.dtype == DType::boolean) {
+    return make_diagnostic(Code::unsupportedDtype,
+                           "einsum needs +, ·, 0 and 1: dtype bool is only for the reductions any/all");
+  }
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    if (c.inputs[k].dtype() != c.dtype) {
+      return make_diagnostic(Code::invalidArgument, "input " + std::to_string(k) + " has dtype " +
+                                                        std::string(dtype_name(c.inputs[k].dtype())) +
+                                                        " but the case says " + std::string(dtype_name(c.dtype)));
+    }
+  }
+  return checked;
+}
+
+bool CaseOutcome::failed() const {
+  if (expect_failure) return true;
+  for (const BackendOutcome& b : backends) {
+    if (is_failure(b.verdict.kind)) return true;
+  }
+  return false;
+}
+
+namespace {
+
+std::uint64_t checksum(std::span<const Tensor> inputs) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const Tensor& t : inputs) {
+    for (std::byte b : t.bytes()) h = (h ^ static_cast<std::uint64_t>(b)) * 0x100000001b3ULL;
+    h = (h ^ 0xff) * 0x100000001b3ULL;
+  }
+  return h;
+}
+
+Verdict judge_backend(const CaseOutcome& reference, const BackendResult& result, const Backend& backend,
+                      const RunOptions& options) {
+  if (const auto* u = std::get_if<Unsupported>(&result)) {
+    return Verdict{VerdictKind::unsupported, u->message, std::nullopt, 0};
+  }
+  if (const auto* r = std::get_if<Rejected>(&result)) {
+    if (reference.rejection) {
+      const std::string expected(code_name(reference.rejection->code));
+      if (r->code.empty() || r->code == expected) return Verdict{VerdictKind::pass, "both reject: " + expected, {}, 0};
+      return Verdict{VerdictKind::reject_disagree,
+                     "reference rejects with " + expected + ", backend with " + r->code + ": " + r->message, {}, 0};
+    }
+    return Verdict{VerdictKind::reject_disagree, "backend rejects an accepted case: " + r->message, {}, 0};
+  }
+  const Tensor& actual = std::get<Tensor>(result);
+  if (reference.rejection) {
+    return Verdict{VerdictKind::reject_disagree,
+                   "backend accepts a case the reference rejects with " +
+                       std::string(code_name(reference.rejection->code)),
+                   {}, 0};
+  }
+  if (backend.capabilities().semantics == Semantics::ordered) {
+    return judge_ordered(*reference.expected, actual, options.judge);
+  }
+  return Verdict{VerdictKind::indeterminate, "no any-order oracle in this build", {}, 0};
+}
+
+class FusedBackend final : public Backend {
+ public:
+  explicit FusedBackend(const RunOptions& options) : options_(options) {
+    caps_.ops = {Op::einsum};
+    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};
+    caps_.semantics = Semantics::ordered;
+    caps_.nan_profile = NanProfile::ordered;
+    caps_.factoring = false;
+    caps_.version = "einfuzz fused executor";
+  }
+  std::string_view name() const override { return "fused"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    auto checked = check_case(c, options_.limits);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    return fused::execute(fused::compile(*checked), c.inputs, options_.exec);
+  }
+
+ private:
+  RunOptions options_;
+  Capabilities caps_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_fused_backend(const RunOptions& options) {
+  return std::make_unique<FusedBackend>(options);
+}
+
+std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {
+  if (name == "fused") return make_fused_backend(options);
+  return nullptr;
+}
+
+std::vector<std::string> builtin_backend_names() { return {"fused"}; }
+
+CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
+  CaseOutcome out;
+  auto checked = check_case(c, options.limits);
+  if (checked) {
+    out.expected = reference::evaluate_einsum(*checked, c.inputs);
+  } else {
+    out.rejection = checked.error();
+  }
+  if (c.expect_error) {
+    const std::string got = out.rejection ? std::string(code_name(out.rejection->code)) : std::string();
+    if (got != *c.expect_error) {
+      out.expect_failure = "the case expects " + (c.expect_error->empty() ? "acceptance" : *c.expect_error) +
+                           " but the reference concludes " + (got.empty() ? "acceptance" : got);
+    }
+  }
+  for (Backend* backend : backends) {
+    BackendOutcome outcome{std::string(backend->name()), {}};
+    if (!backend->supports(c)) {
+      outcome.verdict = Verdict{VerdictKind::unsupported, "outside the backend's declared capabilities", {}, 0};
+      out.backends.push_back(std::move(outcome));
+      continue;
+    }
+    const std::uint64_t before = checksum(c.inputs);
+    try {
+      const BackendResult result = backend->run(c);
+      outcome.verdict = checksum(c.inputs) != before
+                            ? Verdict{VerdictKind::input_modified, "the backend wrote to its inputs", {}, 0}
+                            : judge_backend(out, result, *backend, options);
+    } catch (const std::exception& e) {
+      outcome.verdict = Verdict{VerdictKind::crash, std::string("the backend threw: ") + e.what(), {}, 0};
+    } catch (...) {
+      outcome.verdict = Verdict{VerdictKind::crash, "the backend threw a non-standard exception", {}, 0};
+    }
+    out.backends.push_back(std::move(outcome));
+  }
+  return out;
+}
+
+}  // namespace einfuzz

@@ -1,1 +1,125 @@
-// placeholder
+// Checker: axis bookkeeping (§3–§5), diagnostic precedence (§2.2) and the size limits (§13.4).
+#include <gtest/gtest.h>
+
+#include "einfuzz/core/check.hpp"
+
+namespace einfuzz {
+namespace {
+
+CheckedEinsum ok(std::string_view pattern, std::vector<Shape> shapes) {
+  auto r = check_einsum(pattern, shapes);
+  EXPECT_TRUE(r.ok()) << (r.ok() ? "" : render(r.error()));
+  return r.ok() ? *r : CheckedEinsum{};
+}
+
+Diagnostic fails(std::string_view pattern, std::vector<Shape> shapes, const Limits& limits = {}) {
+  auto r = check_einsum(pattern, shapes, limits);
+  EXPECT_FALSE(r.ok()) << pattern;
+  return r.ok() ? Diagnostic{Code::internalInvariant, "accepted", 0, {}} : r.error();
+}
+
+std::vector<std::string> names(const CheckedEinsum& e, const std::vector<int>& idx) {
+  std::vector<std::string> out;
+  for (int i : idx) out.push_back(e.axes[static_cast<std::size_t>(i)].name);
+  return out;
+}
+
+TEST(Check, GlobalAxesInFirstAppearanceOrderAndContractedInGOrder) {
+  const auto e = ok("j i, i j ->", {{2, 2}, {2, 2}});
+  EXPECT_EQ(names(e, e.contracted), (std::vector<std::string>{"j", "i"}));
+  EXPECT_TRUE(e.output.empty());
+  EXPECT_EQ(e.contraction_size, 4);
+  EXPECT_EQ(e.output_size, 1);
+}
+
+TEST(Check, EllipsisSlotsAreRightAlignedAndEnterGWhereFirstMet) {
+  // SEMANTICS §5: G = [E1, i, E0, j], C = [E1, E0].
+  const auto e = ok("... i, ... j -> i j", {{3, 1}, {2, 3, 1}});
+  std::vector<int> all(e.axes.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  EXPECT_EQ(names(e, all), (std::vector<std::string>{"...1", "i", "...0", "j"}));
+  EXPECT_EQ(names(e, e.contracted), (std::vector<std::string>{"...1", "...0"}));
+  EXPECT_EQ(e.contraction_shape, (Shape{3, 2}));
+}
+
+TEST(Check, ResolvedLengthIsTheFirstOccurrenceThatIsNotOne) {
+  EXPECT_EQ(ok("i, i -> i", {{1}, {0}}).output_shape, Shape{0});
+  EXPECT_EQ(ok("i, i -> i", {{0}, {1}}).output_shape, Shape{0});
+  EXPECT_EQ(ok("i, i -> i", {{1}, {1}}).output_shape, Shape{1});
+  EXPECT_EQ(ok("i j, j k -> i k", {{2, 1}, {3, 2}}).contraction_shape, Shape{3});
+  EXPECT_EQ(ok("i j -> ... i j", {{2, 3}}).output_shape, (Shape{2, 3}));
+  EXPECT_EQ(ok("... i, ... i -> ... i", {{2, 1, 2}, {3, 2}}).output_shape, (Shape{2, 3, 2}));
+}
+
+TEST(Check, DiagonalsMapEveryOccurrenceToOneAxis) {
+  const auto e = ok("i i j -> i j", {{2, 2, 2}});
+  EXPECT_EQ(e.operands[0].axes, (std::vector<int>{0, 0, 1}));
+  EXPECT_EQ(e.axes.size(), 2u);
+}
+
+TEST(Check, PrecedenceFollowsSemantics2_2) {
+  EXPECT_EQ(fails("a b -> c", {{3}}).code, Code::rankMismatch);           // 3 before 6
+  EXPECT_EQ(fails("a, b -> a", {{2}}).code, Code::einsumOperandCountMismatch);
+  EXPECT_EQ(fails("1 a -> c", {{2}}).code, Code::unsupportedEinsumAxis);  // 2 before 3
+  EXPECT_EQ(fails("a b, 2 -> a", {{2}, {2}}).code, Code::unsupportedEinsumAxis);
+  EXPECT_EQ(fails("i i, j -> k", {{2, 3}, {1}}).code, Code::repeatedEinsumDimensionMismatch);  // 4 before 6
+  EXPECT_EQ(fails("_ _ -> _ _ c", {{2, 2}}).code, Code::duplicateEinsumOutputAxis);         // 5 before 6
+  EXPECT_EQ(fails("i, i -> k", {{2}, {3}}).code, Code::unknownEinsumOutputAxis);             // 6 before 7
+}
+
+TEST(Check, DiagnosticsPointAtTheOffendingItem) {
+  EXPECT_EQ(fails("a, b c -> a", {{2}, {3}}).column, 3u);                 // operand 1 starts at column 3
+  EXPECT_EQ(fails("i, j i -> i", {{2}, {1, 3}}).column, 5u);              // second operand's i
+  EXPECT_EQ(fails("a b, a -> (a b)", {{2, 3}, {2}}).column, 10u);
+  EXPECT_EQ(fails("a -> a b", {{2}}).column, 7u);
+}
+
+TEST(Check, IncompatibleBroadcastReportsTheFirstOffendingOccurrence) {
+  const Diagnostic d = fails("i, j, i, j -> i j", {{2}, {2}, {3}, {4}});
+  EXPECT_EQ(d.code, Code::incompatibleEinsumBroadcast);
+  EXPECT_EQ(d.column, 6u);
+  EXPECT_NE(d.message.find("operand 2"), std::string::npos) << d.message;
+}
+
+TEST(Check, NegativeLengthsAreMalformedShapes) {
+  EXPECT_EQ(fails("i -> i", {{-1}}).code, Code::malformedShape);
+}
+
+TEST(Check, SizeLimitsAreCheckedWithoutAllocating) {
+  const std::int64_t huge = std::int64_t{1} << 40;
+  // Lengths that fit int64 but whose tensors are over the limit (2^80 elements for the output).
+  Diagnostic d = fails("i, j, k -> i j k", {{huge}, {huge}, {huge}});
+  EXPECT_EQ(d.code, Code::sizeLimitExceeded);
+  // An operand over the tensor limit.
+  d = fails("i j -> i", {{huge, huge}});
+  EXPECT_EQ(d.code, Code::sizeLimitExceeded);
+  EXPECT_NE(d.message.find("operand 0"), std::string::npos);
+  // The materialised space: small tensors, huge contraction.
+  Limits small;
+  small.max_materialised_elements = 1000;
+  d = fails("i, j, k ->", {{100}, {100}, {100}}, small);
+  EXPECT_EQ(d.code, Code::sizeLimitExceeded);
+  EXPECT_NE(d.message.find("max-materialised-elements"), std::string::npos);
+  // A zero length anywhere makes the space empty, however large the rest.
+  EXPECT_EQ(ok("i, j, k -> i", {{0}, {huge >> 20}, {huge >> 20}}).contraction_size, std::int64_t{1} << 40);
+}
+
+TEST(Check, OperandAndLabelLimits) {
+  Limits limits;
+  limits.max_operands = 3;
+  limits.max_labels = 2;
+  EXPECT_NE(fails("a, a, a, a -> a", {{1}, {1}, {1}, {1}}, limits).message.find("max-operands"), std::string::npos);
+  EXPECT_NE(fails("a b c ->", {{1, 1, 1}}, limits).message.find("max-labels"), std::string::npos);
+}
+
+TEST(Check, PassthroughAndEmptyContraction) {
+  const auto pass = ok("i -> i", {{3}});
+  EXPECT_TRUE(pass.contracted.empty());
+  EXPECT_EQ(pass.contraction_size, 1);
+  const auto empty = ok("i j -> i", {{2, 0}});
+  EXPECT_EQ(empty.contraction_size, 0);
+  EXPECT_EQ(empty.output_size, 2);
+}
+
+}  // namespace
+}  // namespace einfuzz

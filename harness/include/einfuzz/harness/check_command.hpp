@@ -1,0 +1,37 @@
+// `einfuzz check`: run one case (from flags or a case file) on the reference and the backends.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "einfuzz/harness/run.hpp"
+
+namespace einfuzz {
+
+/// The flags of `einfuzz check`, already split by the CLI layer.
+struct CheckCommand {
+  std::string pattern;                 ///< einsum pattern (ignored with case_file)
+  std::optional<std::string> shapes;   ///< "2x3,3x4"; "()" is rank 0; "" is no operand at all
+  std::string dtype = "f64";
+  std::string values = "random";       ///< random | iota | ones | edge
+  std::uint64_t seed = 1;
+  std::string case_file;               ///< --case FILE
+  bool json = false;
+  std::vector<std::string> backends = {"fused"};
+  RunOptions run;
+};
+
+/// Parses "2x3,(),0x5" into shapes; each length a decimal int64; bad text is `malformedShape`,
+/// a length or element count beyond int64 or the limits `sizeLimitExceeded`.
+Result<std::vector<Shape>> parse_shapes(std::string_view text, const Limits& limits);
+
+/// Runs the command; returns the exit status (0 all agree, 1 a mismatch, 2 bad input).
+int run_check_command(const CheckCommand& command, std::ostream& out, std::ostream& err);
+
+/// Single-quotes `s` for a POSIX shell.
+std::string shell_quote(std::string_view s);
+
+}  // namespace einfuzz

@@ -1,0 +1,47 @@
+// The verdict taxonomy of ORACLE.md §6, with the evidence a report shows for one element.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace einfuzz {
+
+enum class VerdictKind {
+  pass,                 ///< accepted by the any-order oracle
+  pass_bitwise,         ///< identical to the ordered reference, bit for bit
+  indeterminate,        ///< the oracle cannot decide (reason in `detail`)
+  note_signed_zero,     ///< only the sign of a zero differs
+  mismatch_value,
+  mismatch_special,
+  mismatch_shape,
+  reject_disagree,      ///< one side rejects the case, the other accepts
+  crash,
+  timeout,
+  input_modified,
+  unsupported,          ///< the backend does not implement this case; never counted as a pass
+};
+
+/// The name exactly as ORACLE.md §6 spells it ("pass(bitwise)", "mismatch(value)", …).
+std::string verdict_name(VerdictKind kind);
+
+/// True for verdicts that make `einfuzz check` exit 1.
+bool is_failure(VerdictKind kind) noexcept;
+
+/// One element's evidence.
+struct ElementEvidence {
+  std::int64_t flat_index = 0;
+  std::vector<std::int64_t> coords;  ///< row-major coordinates in the output shape
+  std::string expected;              ///< hex-float (and decimal) of the oracle's value
+  std::string actual;                ///< same for the backend's value
+};
+
+struct Verdict {
+  VerdictKind kind = VerdictKind::pass_bitwise;
+  std::string detail;                     ///< human-readable reason (shapes, counts, messages)
+  std::optional<ElementEvidence> first;   ///< first differing element, when there is one
+  std::int64_t differing = 0;             ///< number of differing elements
+};
+
+}  // namespace einfuzz

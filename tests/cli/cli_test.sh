@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# End-to-end tests of the einfuzz CLI: every bad input gives a diagnostic and exit 2, never a crash.
+# Usage: cli_test.sh <path to einfuzz> <directory of test case files>
+set -u
+bin=$1
+cases=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+# expect STATUS PATTERN_IN_OUTPUT -- ARGS...: run, check the exit status and that the combined
+# output contains the fixed string.
+expect() {
+  local want=$1 needle=$2
+  shift 3
+  "$bin" "$@" >"$tmp/out" 2>&1
+  local got=$?
+  if [ "$got" -ne "$want" ] || ! grep -qF -- "$needle" "$tmp/out"; then
+    echo "FAIL: einfuzz $* -> exit $got (want $want), output must contain: $needle"
+    sed 's/^/    /' "$tmp/out"
+    failures=$((failures + 1))
+  else
+    echo "ok:   einfuzz $*"
+  fi
+}
+
+expect 0 "pass(bitwise)" -- check 'a b, b c -> a c' --shapes 2x3,3x4
+expect 0 "pass(bitwise)" -- check 'b i j, b j k -> b i k' --shapes 2x3x4,2x4x5 --dtype f32 --values edge --seed 7
+expect 0 "pass(bitwise)" -- check 'i, j -> i j' --shapes '0,3' --dtype i64
+expect 0 "pass(bitwise)" -- check ', ->' --shapes '(),()' --dtype i32 --values random --seed 3
+expect 0 "pass(bitwise)" -- check --shapes '()' -- '->'
+expect 0 '"verdict": "pass(bitwise)"' -- check 'i i ->' --shapes 3x3 --json
+expect 0 "--shapes" -- check --help
+expect 0 "check" -- --help
+
+# Bad patterns: the code, the pattern and a caret under the column.
+expect 2 "error[rankMismatch]" -- check 'a b -> c' --shapes 3
+expect 2 "      ^" -- check 'a b -> a, b' --shapes 2x3
+expect 2 "error[unknownCharacter]" -- check 'a$ -> a' --shapes 2
+expect 2 "error[missingArrow]" -- check 'a b' --shapes 2x3
+expect 2 "error[einsumOperandCountMismatch]" -- check 'a, b -> a' --shapes 2
+expect 2 "error[einsumOperandCountMismatch]" -- check --shapes '' -- '->'
+expect 2 "error[incompatibleEinsumBroadcast]" -- check 'i, i -> i' --shapes 2,3
+expect 2 '"code": "rankMismatch"' -- check 'a b -> c' --shapes 3 --json
+
+# Bad shapes and sizes: rejected before anything is allocated.
+expect 2 "error[malformedShape]" -- check 'a -> a' --shapes 2y3
+expect 2 "error[malformedShape]" -- check 'a -> a' --shapes '-1'
+expect 2 "error[malformedShape]" -- check 'a, b -> a' --shapes '2,,3'
+expect 2 "error[sizeLimitExceeded]" -- check 'a -> a' --shapes 99999999999999999999
+expect 2 "error[sizeLimitExceeded]" -- check 'a b -> a' --shapes 4294967296x4294967296
+expect 2 "error[sizeLimitExceeded]" -- check 'i, j, k ->' --shapes 1000,1000,1000
+expect 2 "max-tensor-elements" -- check 'a -> a' --shapes 100 --max-tensor-elements 10
+expect 2 "error[unsupportedDtype]" -- check 'a -> a' --shapes 2 --dtype bool
+
+# Bad arguments.
+expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --dtype f16
+expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --values weird
+expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --backend nosuch
+expect 2 "error[invalidArgument]" -- check 'a -> a'
+expect 2 "error[invalidArgument]" -- check --shapes 2
+expect 2 "tile" -- check 'a -> a' --shapes 2 --tile 3
+expect 2 "seed" -- check 'a -> a' --shapes 2 --seed notanumber
+expect 2 "" -- check 'a -> a' --shapes 2 --no-such-flag
+expect 2 "" -- frobnicate
+
+# Case files.
+expect 0 "pass(bitwise)" -- check --case "$cases/matmul.case.json"
+expect 0 "rejects" -- check --case "$cases/expected_error.case.json"
+expect 1 "expect     FAILED" -- check --case "$cases/wrong_expect.case.json"
+expect 1 "reproduce: build/einfuzz check --case" -- check --case "$cases/wrong_expect.case.json"
+expect 2 "error[malformedCase]" -- check --case "$cases/bad_count.case.json"
+expect 2 "bad_count.case.json" -- check --case "$cases/bad_count.case.json"
+expect 2 "error[malformedCase]" -- check --case "$cases/does-not-exist.case.json"
+printf '\x00\xff{{{' >"$tmp/garbage.case.json"
+expect 2 "error[malformedCase]" -- check --case "$tmp/garbage.case.json"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures CLI test(s) failed"
+  exit 1
+fi
+echo "all CLI tests passed"
