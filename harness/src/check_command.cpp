@@ -58,6 +58,24 @@ Result<std::vector<Shape>> parse_shapes(std::string_view text, const Limits& lim
   return shapes;
 }
 
+Result<std::pair<std::string, std::int64_t>> parse_axis_length(std::string_view text) {
+  const std::size_t eq = text.find('=');
+  const auto bad = [&] {
+    return make_diagnostic(Code::invalidArgument, "--axis '" + std::string(text) +
+                                                      "' must be NAME=LENGTH with a decimal length, e.g. --axis h2=2");
+  };
+  if (eq == std::string_view::npos || eq == 0 || eq + 1 == text.size()) return bad();
+  const std::string_view digits = text.substr(eq + 1);
+  if (digits.find_first_not_of("0123456789") != std::string_view::npos) return bad();
+  std::int64_t length = 0;
+  for (char c : digits) {
+    if (__builtin_mul_overflow(length, 10, &length) || __builtin_add_overflow(length, c - '0', &length)) {
+      return make_diagnostic(Code::sizeLimitExceeded, "--axis '" + std::string(text) + "': the length overflows int64");
+    }
+  }
+  return std::pair<std::string, std::int64_t>(std::string(text.substr(0, eq)), length);
+}
+
 namespace {
 
 struct Prepared {
@@ -94,14 +112,26 @@ Result<Prepared> prepare(const CheckCommand& cmd) {
   }
   auto shapes = parse_shapes(*cmd.shapes, cmd.run.limits);
   if (!shapes) return std::move(shapes).error();
-  p.c.op = Op::einsum;
+  p.c.op = cmd.reduce ? Op::reduce : Op::einsum;
+  p.c.reduction = cmd.reduce;
+  if (!cmd.reduce && !cmd.axes.empty()) {
+    return make_diagnostic(Code::invalidArgument, "--axis supplies reduce axis lengths; it needs --reduce KIND");
+  }
+  std::string reduce_flags;
+  if (cmd.reduce) reduce_flags += " --reduce " + shell_quote(*cmd.reduce);
+  for (const std::string& a : cmd.axes) {
+    auto axis = parse_axis_length(a);
+    if (!axis) return std::move(axis).error();
+    p.c.axis_lengths.push_back(std::move(*axis));
+    reduce_flags += " --axis " + shell_quote(a);
+  }
   p.c.pattern = cmd.pattern;
   p.c.dtype = *dtype;
   for (std::size_t k = 0; k < shapes->size(); ++k) {
     p.c.inputs.push_back(make_values(*dtype, (*shapes)[k], *mode, cmd.seed, k));
   }
   p.c.origin = {{"seed", std::to_string(cmd.seed)}, {"values", cmd.values}};
-  p.reproduce = "build/einfuzz check " + shell_quote(cmd.pattern) + " --shapes " + shell_quote(*cmd.shapes) +
+  p.reproduce = "build/einfuzz check" + reduce_flags + " " + shell_quote(cmd.pattern) + " --shapes " + shell_quote(*cmd.shapes) +
                 " --dtype " + cmd.dtype + " --values " + cmd.values + " --seed " + std::to_string(cmd.seed) +
                 backends_flag;
   return p;
@@ -168,6 +198,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
     nlohmann::json j;
     j["status"] = status == 0 ? "pass" : status == 1 ? "fail" : "bad-input";
     j["case"] = {{"op", op_name(c.op)}, {"pattern", c.pattern}, {"dtype", dtype_name(c.dtype)}};
+    if (c.reduction) j["case"]["reduction"] = *c.reduction;
     j["diagnostic"] = outcome.rejection ? diagnostic_json(*outcome.rejection) : nlohmann::json(nullptr);
     j["reference"] = outcome.expected ? nlohmann::json{{"shape", outcome.expected->shape()}} : nlohmann::json(nullptr);
     j["backends"] = nlohmann::json::array();
@@ -178,12 +209,18 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
     return status;
   }
 
+  if (status == 2) {  // bad input that every backend also rejects: the diagnostic is the answer
+    err << render(*outcome.rejection) << "\n";
+    return status;
+  }
   std::string shapes;
   for (const Tensor& t : c.inputs) shapes += (shapes.empty() ? "" : ",") + format_shape(t.shape());
-  out << "case       " << op_name(c.op) << " " << shell_quote(c.pattern) << "  dtype " << dtype_name(c.dtype)
+  out << "case       " << op_name(c.op) << (c.reduction ? " " + *c.reduction : std::string()) << " "
+      << shell_quote(c.pattern) << "  dtype " << dtype_name(c.dtype)
       << "  shapes " << (shapes.empty() ? "(none)" : shapes) << "\n";
   if (outcome.rejection) {
-    out << "reference  rejects: " << render(*outcome.rejection) << "\n";
+    out << "reference  rejects" << (expected_rejection ? " as the case expects" : "") << ": "
+        << render(*outcome.rejection) << "\n";
   } else {
     out << "reference  ok, output " << format_shape(outcome.expected->shape()) << "\n";
   }

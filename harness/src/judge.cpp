@@ -58,7 +58,12 @@ std::string describe_value(const Tensor& t, std::int64_t flat_index) {
 
 namespace {
 
-std::vector<std::int64_t> coordinates(std::int64_t flat, const Shape& shape) {
+template <class T>
+bool same_element(T a, T b, bool strict_nan);
+
+}  // namespace
+
+static std::vector<std::int64_t> coordinates(std::int64_t flat, const Shape& shape) {
   std::vector<std::int64_t> c(shape.size());
   for (std::size_t i = shape.size(); i-- > 0;) {
     c[i] = flat % shape[i];
@@ -66,6 +71,8 @@ std::vector<std::int64_t> coordinates(std::int64_t flat, const Shape& shape) {
   }
   return c;
 }
+
+namespace {
 
 template <class T>
 bool same_element(T a, T b, bool strict_nan) {
@@ -102,6 +109,143 @@ Verdict judge_ordered(const Tensor& expected, const Tensor& actual, const Ordere
   });
   v.kind = v.differing == 0 ? VerdictKind::pass_bitwise : VerdictKind::mismatch_value;
   if (v.differing) v.detail = std::to_string(v.differing) + " of " + std::to_string(expected.size()) + " elements differ";
+  return v;
+}
+
+}  // namespace einfuzz
+
+namespace einfuzz {
+
+std::string Verdict::label() const {
+  std::string name = verdict_name(kind);
+  if (reason.empty()) return name;
+  if (kind == VerdictKind::indeterminate) return "indeterminate(" + reason + ")";
+  if (kind == VerdictKind::mismatch_special) return "mismatch(special: " + reason + ")";
+  return name;
+}
+
+namespace {
+
+using reference::Dyadic;
+using reference::ElementTruth;
+using reference::ValueClass;
+
+struct ElementJudgement {
+  VerdictKind kind;
+  std::string reason;
+};
+
+/// Severity for aggregation: the case verdict is its worst element's.
+int severity(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::mismatch_special: return 5;
+    case VerdictKind::mismatch_value: return 4;
+    case VerdictKind::note_signed_zero: return 2;
+    case VerdictKind::indeterminate: return 1;
+    default: return 0;
+  }
+}
+
+template <class T>
+ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOptions& o) {
+  const auto zero_sign = [&]() -> ElementJudgement {
+    if (!std::signbit(r)) return {VerdictKind::pass, ""};
+    return {o.strict_signed_zero ? VerdictKind::mismatch_value : VerdictKind::note_signed_zero, "signed-zero"};
+  };
+  if (t.terms == 0) {  // no term exists: the value is +0 on every path, factored or not (§1, §3)
+    if (r == 0) return zero_sign();
+    return {VerdictKind::mismatch_special, "empty-contraction"};
+  }
+  if (t.nan_input) {  // NaN absorbs through + and ·: certain whatever the certificates say
+    return std::isnan(r) ? ElementJudgement{VerdictKind::pass, ""}
+                         : ElementJudgement{VerdictKind::mismatch_special, "NaN input, non-NaN result"};
+  }
+  if (t.value_class != ValueClass::finite) {
+    if (!t.certain()) return {VerdictKind::indeterminate, "special-order-dependent"};
+    if (t.value_class == ValueClass::nan) {
+      if (o.factoring && (t.zero_times_inf || t.mixed_inf)) {
+        return std::isfinite(r) ? ElementJudgement{VerdictKind::mismatch_special, "finite result where NaN or Inf"}
+                                : ElementJudgement{VerdictKind::indeterminate, "special-path-dependent"};
+      }
+      return std::isnan(r) ? ElementJudgement{VerdictKind::pass, ""}
+                           : ElementJudgement{VerdictKind::mismatch_special, "NaN expected"};
+    }
+    const T inf = t.value_class == ValueClass::pos_inf ? std::numeric_limits<T>::infinity()
+                                                       : -std::numeric_limits<T>::infinity();
+    return r == inf ? ElementJudgement{VerdictKind::pass, ""}
+                    : ElementJudgement{VerdictKind::mismatch_special, std::string(inf > 0 ? "+" : "-") + "Inf expected"};
+  }
+  if (!std::isfinite(r)) {
+    if (!t.no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
+    return {VerdictKind::mismatch_special, "non-finite result where the value is finite"};
+  }
+  // A finite result saw no overflow, so the enclosure holds even when overflow was possible.
+  if (!std::isinf(t.bound)) {
+    const Dyadic diff = (Dyadic::of(r) - t.exact).abs();
+    if (compare(diff, Dyadic::of(t.bound)) > 0) return {VerdictKind::mismatch_value, ""};
+  }
+  if (!t.no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
+  if (t.exact.is_zero() && r == 0) return zero_sign();
+  return {VerdictKind::pass, ""};
+}
+
+template <class T>
+ElementEvidence any_order_evidence(const reference::MultisetEinsum& truth, const Tensor& actual, std::int64_t i) {
+  const ElementTruth& t = truth.elements[static_cast<std::size_t>(i)];
+  ElementEvidence e{i, coordinates(i, actual.shape()), describe_value(truth.rounded, i), describe_value(actual, i),
+                    "", t.bound, 0, 0};
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", t.exact.approx());
+  e.exact = buf;
+  const T r = actual.values<T>()[static_cast<std::size_t>(i)];
+  if (std::isfinite(r) && t.value_class == ValueClass::finite) {
+    const double diff = (Dyadic::of(r) - t.exact).abs().approx();
+    const T s = truth.rounded.values<T>()[static_cast<std::size_t>(i)];
+    const T mag = std::fabs(s);
+    const double ulp = static_cast<double>(mag == std::numeric_limits<T>::max()
+                                               ? mag - std::nextafter(mag, T(0))
+                                               : std::nextafter(mag, std::numeric_limits<T>::infinity()) - mag);
+    e.ulps = diff / ulp;
+    e.bound_multiples = t.bound > 0 ? diff / t.bound : std::numeric_limits<double>::infinity();
+  }
+  return e;
+}
+
+}  // namespace
+
+Verdict judge_any_order(const reference::MultisetEinsum& truth, const Tensor& actual,
+                        const AnyOrderJudgeOptions& options) {
+  Verdict v;
+  v.kind = VerdictKind::pass;
+  if (truth.rounded.dtype() != actual.dtype() || truth.rounded.shape() != actual.shape()) {
+    v.kind = VerdictKind::mismatch_shape;
+    v.detail = "expected " + std::string(dtype_name(truth.rounded.dtype())) + " " +
+               format_shape(truth.rounded.shape()) + ", got " + std::string(dtype_name(actual.dtype())) + " " +
+               format_shape(actual.shape());
+    return v;
+  }
+  visit_dtype(actual.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_floating_point_v<T>) {
+      const auto r = actual.values<T>();
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const ElementJudgement j = judge_element(truth.elements[i], r[i], options);
+        if (j.kind == VerdictKind::indeterminate) ++v.indeterminate;
+        if (j.kind == VerdictKind::note_signed_zero) ++v.notes;
+        if (is_failure(j.kind)) ++v.differing;
+        if (severity(j.kind) > severity(v.kind)) {
+          v.kind = j.kind;
+          v.reason = j.reason;
+          v.first = any_order_evidence<T>(truth, actual, static_cast<std::int64_t>(i));
+        }
+      }
+    }
+  });
+  const std::int64_t n = actual.size();
+  if (v.differing || v.indeterminate || v.notes) {
+    v.detail = std::to_string(v.differing) + " failing, " + std::to_string(v.indeterminate) + " indeterminate, " +
+               std::to_string(v.notes) + " noted of " + std::to_string(n) + " elements";
+  }
   return v;
 }
 

@@ -8,6 +8,10 @@
 namespace {
 
 constexpr const char* kCheckFooter = R"(
+Reduce: einfuzz check --reduce max 'b (h 2) (w 2) -> b h w' --shapes 1x2x4
+        einfuzz check --reduce sum '(a b) c -> a c' --axis b=2 --shapes 4x2
+        einfuzz check --reduce any 'a b -> a' --shapes 2x3 --dtype bool
+
 Shapes: comma-separated, lengths joined by 'x'; a rank-0 operand is '()', a zero-length axis 0.
   --shapes '2x3,3x4'    two matrices        --shapes '2x0,(),5'   empty, scalar, vector
   --shapes ''           no operand at all (for patterns checked against zero tensors)
@@ -27,11 +31,17 @@ int main(int argc, char** argv) {
 
   einfuzz::CheckCommand check;
   std::string backend_list = "fused";
-  auto* cmd = app.add_subcommand("check", "Run one einsum on the reference and the fused executor and judge it");
+  auto* cmd = app.add_subcommand(
+      "check", "Run one einsum or reduce on the reference and the fused executor and judge it");
   cmd->footer(kCheckFooter);
-  cmd->add_option("pattern", check.pattern, "einsum pattern, e.g. 'b i j, b j k -> b i k'");
+  cmd->add_option("pattern", check.pattern,
+                  "einsum pattern, e.g. 'b i j, b j k -> b i k', or with --reduce a reduce pattern, "
+                  "e.g. 'b c (h 2) (w 2) -> b c h w'");
+  cmd->add_option("--reduce", check.reduce, "reduce with KIND: sum | prod | mean | min | max | any | all");
+  cmd->add_option("--axis", check.axes, "supplied reduce axis length NAME=LENGTH (repeatable), e.g. --axis h2=2")
+      ->allow_extra_args(false);  // one value per --axis, so the pattern is never swallowed
   cmd->add_option("--shapes", check.shapes, "operand shapes, e.g. '2x3,3x4' (required unless --case)");
-  cmd->add_option("--dtype", check.dtype, "f32 | f64 | i32 | i64 (bool is for reductions)")->capture_default_str();
+  cmd->add_option("--dtype", check.dtype, "f32 | f64 | i32 | i64 | bool (bool only for reduce any/all)")->capture_default_str();
   cmd->add_option("--values", check.values, "random | iota | ones | edge")->capture_default_str();
   cmd->add_option("--seed", check.seed, "seed of the value generator")->capture_default_str();
   cmd->add_option("--case", check.case_file, "run a case file (einfuzz-case/1) instead of the flags above");

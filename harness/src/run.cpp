@@ -3,34 +3,46 @@
 
 #include <exception>
 
+#include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/reference/einsum.hpp"
+#include "einfuzz/reference/reduce.hpp"
 
 namespace einfuzz {
 
-Result<CheckedEinsum> check_case(const Case& c, const Limits& limits) {
-  if (c.op != Op::einsum) {
-    return make_diagnostic(Code::invalidArgument, "reduce cases are not supported by this build yet");
-  }
+Result<CheckedCase> check_case(const Case& c, const Limits& limits) {
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     auto size = check_tensor_size(c.inputs[k].shape(), limits, "input " + std::to_string(k));
     if (!size) return std::move(size).error();
-  }
-  std::vector<Shape> shapes;
-  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-  auto checked = check_einsum(c.pattern, shapes, limits);
-  if (!checked) return checked;
-  if (c.dtype == DType::boolean) {
-    return make_diagnostic(Code::unsupportedDtype,
-                           "einsum needs +, ·, 0 and 1: dtype bool is only for the reductions any/all");
-  }
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     if (c.inputs[k].dtype() != c.dtype) {
       return make_diagnostic(Code::invalidArgument, "input " + std::to_string(k) + " has dtype " +
                                                         std::string(dtype_name(c.inputs[k].dtype())) +
                                                         " but the case says " + std::string(dtype_name(c.dtype)));
     }
   }
-  return checked;
+  if (c.op == Op::reduce) {
+    if (c.inputs.size() != 1) {
+      return make_diagnostic(Code::invalidArgument,
+                             "a reduce case has exactly one input; this one has " + std::to_string(c.inputs.size()));
+    }
+    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype,
+                                limits);
+    if (!checked) return std::move(checked).error();
+    return CheckedCase(std::move(*checked));
+  }
+  std::vector<Shape> shapes;
+  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+  auto checked = check_einsum(c.pattern, shapes, limits);
+  if (!checked) return std::move(checked).error();
+  if (c.dtype == DType::boolean) {
+    return make_diagnostic(Code::unsupportedDtype,
+                           "einsum needs +, ·, 0 and 1: dtype bool is only for the reductions any/all");
+  }
+  return CheckedCase(std::move(*checked));
+}
+
+Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs) {
+  if (const auto* e = std::get_if<CheckedEinsum>(&checked)) return reference::evaluate_einsum(*e, inputs);
+  return reference::evaluate_reduce(std::get<CheckedReduce>(checked), inputs[0]);
 }
 
 bool CaseOutcome::failed() const {
@@ -52,7 +64,7 @@ std::uint64_t checksum(std::span<const Tensor> inputs) {
   return h;
 }
 
-Verdict judge_backend(const CaseOutcome& reference, const BackendResult& result, const Backend& backend,
+Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                       const RunOptions& options) {
   if (const auto* u = std::get_if<Unsupported>(&result)) {
     return Verdict{VerdictKind::unsupported, u->message, std::nullopt, 0};
@@ -73,17 +85,23 @@ Verdict judge_backend(const CaseOutcome& reference, const BackendResult& result,
                        std::string(code_name(reference.rejection->code)),
                    {}, 0};
   }
-  if (backend.capabilities().semantics == Semantics::ordered) {
-    return judge_ordered(*reference.expected, actual, options.judge);
+  const Capabilities& caps = backend.capabilities();
+  // Integers wrap and bools are exact: every correct order gives the ordered result bit for bit.
+  const bool exact = !is_float(c.dtype);
+  if (caps.semantics == Semantics::ordered || exact) return judge_ordered(*reference.expected, actual, options.judge);
+  if (const auto* e = std::get_if<CheckedEinsum>(&*reference.checked)) {
+    if (!reference.multiset) reference.multiset = reference::multiset_einsum(*e, c.inputs);
+    return judge_any_order(*reference.multiset, actual, {caps.factoring, options.strict_signed_zero});
   }
-  return Verdict{VerdictKind::indeterminate, "no any-order oracle in this build", {}, 0};
+  return Verdict{VerdictKind::indeterminate, "", {}, 0, "no-reduce-oracle"};
 }
 
 class FusedBackend final : public Backend {
  public:
   explicit FusedBackend(const RunOptions& options) : options_(options) {
-    caps_.ops = {Op::einsum};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};
+    caps_.ops = {Op::einsum, Op::reduce};
+    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
     caps_.semantics = Semantics::ordered;
     caps_.nan_profile = NanProfile::ordered;
     caps_.factoring = false;
@@ -94,7 +112,10 @@ class FusedBackend final : public Backend {
   BackendResult run(const Case& c) override {
     auto checked = check_case(c, options_.limits);
     if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    return fused::execute(fused::compile(*checked), c.inputs, options_.exec);
+    if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
+      return fused::execute(fused::compile(*e), c.inputs, options_.exec);
+    }
+    return fused::execute_reduce(std::get<CheckedReduce>(*checked), c.inputs[0], options_.exec);
   }
 
  private:
@@ -119,7 +140,8 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   CaseOutcome out;
   auto checked = check_case(c, options.limits);
   if (checked) {
-    out.expected = reference::evaluate_einsum(*checked, c.inputs);
+    out.expected = evaluate_reference(*checked, c.inputs);
+    out.checked = std::move(*checked);
   } else {
     out.rejection = checked.error();
   }
@@ -142,7 +164,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
       const BackendResult result = backend->run(c);
       outcome.verdict = checksum(c.inputs) != before
                             ? Verdict{VerdictKind::input_modified, "the backend wrote to its inputs", {}, 0}
-                            : judge_backend(out, result, *backend, options);
+                            : judge_backend(out, c, result, *backend, options);
     } catch (const std::exception& e) {
       outcome.verdict = Verdict{VerdictKind::crash, std::string("the backend threw: ") + e.what(), {}, 0};
     } catch (...) {

@@ -22,7 +22,8 @@ struct Evaluated {
 Evaluated evaluate(const Case& c) {
   auto checked = check_case(c, Limits{});
   RC_ASSERT(checked.ok());  // the generator only draws valid einsums
-  return {*checked, reference::evaluate_einsum(*checked, c.inputs)};
+  const auto& einsum = std::get<CheckedEinsum>(*checked);
+  return {einsum, reference::evaluate_einsum(einsum, c.inputs)};
 }
 
 // A failing draw prints the case file, so it can be replayed with `einfuzz check --case`.
@@ -47,7 +48,6 @@ RC_GTEST_PROP(Differential, RelabellingChangesNothing, ()) {
   Rng rng(*rc::gen::arbitrary<std::uint64_t>());
   const Case c = generate_einsum(rng);
   const Case renamed = relabel(c, rng);
-  RC_ASSERT(renamed.pattern != c.pattern || c.pattern.find_first_of("abcdefghijklmnopqrstuvwxyz_") == std::string::npos);
   const Evaluated a = evaluate(c);
   const Evaluated b = evaluate(renamed);
   RC_ASSERT_SAME(a.reference, b.reference, renamed);

@@ -23,6 +23,9 @@ struct ValueRow {
   DType dtype = DType::f64;
 };
 
+// Test names show the row id, not the bytes of the struct.
+void PrintTo(const ValueRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "'"; }
+
 const std::vector<ValueRow>& value_rows() {
   static const std::vector<ValueRow> rows = {
       {"E01", "a b, b c -> a c", "2x3,3x2", {"1..6", "1,0,0,1,1,1"}, "2x2", "4,5,10,11"},
@@ -138,6 +141,8 @@ struct ErrorRow {
   const char* shapes;
   Code code;
 };
+
+void PrintTo(const ErrorRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "'"; }
 
 const std::vector<ErrorRow>& error_rows() {
   static const std::vector<ErrorRow> rows = {

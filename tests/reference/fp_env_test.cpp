@@ -40,9 +40,9 @@ TEST(FloatingPointEnvironment, ProductPlusSumIsNeverFusedIntoAnFma) {
   EXPECT_TRUE(test::bitwise_same(expected, ref));
   EXPECT_TRUE(test::bitwise_same(expected, fused_result));
 
-  // The same in binary32 with a = 1 + 2^-12, b = 1 - 2^-12.
-  const float af = 1 + std::ldexp(1.0f, -12);
-  const float bf = 1 - std::ldexp(1.0f, -12);
+  // The same in binary32 with a = 1 + 2^-13, b = 1 - 2^-13: a·b = 1 - 2^-26 rounds to 1.
+  const float af = 1 + std::ldexp(1.0f, -13);
+  const float bf = 1 - std::ldexp(1.0f, -13);
   ASSERT_NE(std::fma(af, bf, -1.0f), 0.0f);
   const Tensor ref32 = run_both("i, i ->", {Tensor(Shape{2}, std::vector<float>{-1.0f, af}),
                                             Tensor(Shape{2}, std::vector<float>{1.0f, bf})},

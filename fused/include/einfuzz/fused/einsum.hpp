@@ -38,6 +38,9 @@ struct EinsumPlan {
 struct ExecOptions {
   unsigned threads = 0;  ///< 0: hardware concurrency (the §9 heuristic still picks 1 for small work)
   int tile_width = 8;    ///< 1 (scalar only), 4 or 8 lanes along the last output axis
+  /// 0: the §9 task-count policy; else exactly min(tasks, outer, threads) output chunks (lets tests
+  /// exercise chunk boundaries on small inputs).
+  unsigned tasks = 0;
 };
 
 /// Compiles the per-operand stride plans of §7.

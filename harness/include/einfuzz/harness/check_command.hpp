@@ -13,7 +13,9 @@ namespace einfuzz {
 
 /// The flags of `einfuzz check`, already split by the CLI layer.
 struct CheckCommand {
-  std::string pattern;                 ///< einsum pattern (ignored with case_file)
+  std::string pattern;                 ///< einsum or reduce pattern (ignored with case_file)
+  std::optional<std::string> reduce;   ///< --reduce KIND: the pattern is a reduce pattern
+  std::vector<std::string> axes;       ///< --axis NAME=LENGTH, repeatable (reduce only)
   std::optional<std::string> shapes;   ///< "2x3,3x4"; "()" is rank 0; "" is no operand at all
   std::string dtype = "f64";
   std::string values = "random";       ///< random | iota | ones | edge
@@ -27,6 +29,9 @@ struct CheckCommand {
 /// Parses "2x3,(),0x5" into shapes; each length a decimal int64; bad text is `malformedShape`,
 /// a length or element count beyond int64 or the limits `sizeLimitExceeded`.
 Result<std::vector<Shape>> parse_shapes(std::string_view text, const Limits& limits);
+
+/// Parses "h2=2" into a supplied axis length; anything else is `invalidArgument`.
+Result<std::pair<std::string, std::int64_t>> parse_axis_length(std::string_view text);
 
 /// Runs the command; returns the exit status (0 all agree, 1 a mismatch, 2 bad input).
 int run_check_command(const CheckCommand& command, std::ostream& out, std::ostream& err);

@@ -3,6 +3,7 @@
 
 #include "einfuzz/core/tensor.hpp"
 #include "einfuzz/harness/verdict.hpp"
+#include "einfuzz/reference/multiset.hpp"
 
 namespace einfuzz {
 
@@ -14,6 +15,18 @@ struct OrderedJudgeOptions {
 /// unless strict). Shape or dtype differences are `mismatch(shape)`; otherwise the first differing
 /// element is reported with both values as hex-float and decimal.
 Verdict judge_ordered(const Tensor& expected, const Tensor& actual, const OrderedJudgeOptions& options = {});
+
+struct AnyOrderJudgeOptions {
+  bool factoring = true;            ///< the backend may factor sums out of products (ORACLE.md §3)
+  bool strict_signed_zero = false;  ///< a wrong zero sign is a mismatch, not a note
+};
+
+/// Any-order oracle (ORACLE.md §1–§3, §6): each element against the multiset truth — the
+/// enclosure for finite classes, the special-value class otherwise, +0 for empty contractions.
+/// The aggregated verdict is the worst element's; counts of indeterminate and noted elements
+/// are kept. `actual` must have the truth's dtype and shape (else `mismatch(shape)`).
+Verdict judge_any_order(const reference::MultisetEinsum& truth, const Tensor& actual,
+                        const AnyOrderJudgeOptions& options = {});
 
 /// "0x1.8p+1 (3)" — the CASES.md spelling followed by the shortest round-trip decimal.
 std::string describe_value(const Tensor& t, std::int64_t flat_index);

@@ -7,13 +7,16 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/fused/einsum.hpp"
 #include "einfuzz/harness/judge.hpp"
+#include "einfuzz/reference/multiset.hpp"
 
 namespace einfuzz {
 
@@ -21,11 +24,18 @@ struct RunOptions {
   Limits limits;
   fused::ExecOptions exec;
   OrderedJudgeOptions judge;
+  bool strict_signed_zero = false;  ///< any-order oracle: a wrong zero sign is a mismatch
 };
 
+/// A case after checking: an einsum or a reduce.
+using CheckedCase = std::variant<CheckedEinsum, CheckedReduce>;
+
 /// The checker's view of a case: the inputs agree with the pattern, dtype and limits, or the first
-/// diagnostic. (Reduce cases arrive with the reduce issue; until then they are `invalidArgument`.)
-Result<CheckedEinsum> check_case(const Case& c, const Limits& limits);
+/// diagnostic (SEMANTICS §2.2 for einsum, §2.3 for reduce; `unsupportedDtype` for a bool einsum).
+Result<CheckedCase> check_case(const Case& c, const Limits& limits);
+
+/// The reference's ordered result of a checked case.
+Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs);
 
 struct BackendOutcome {
   std::string backend;
@@ -34,7 +44,10 @@ struct BackendOutcome {
 
 struct CaseOutcome {
   std::optional<Diagnostic> rejection;  ///< the reference's diagnostic when the case is bad input
+  std::optional<CheckedCase> checked;   ///< the checked case otherwise
   std::optional<Tensor> expected;       ///< the reference's ordered result otherwise
+  /// The multiset oracle of a float einsum, computed when an any-order backend needs it.
+  std::optional<reference::MultisetEinsum> multiset;
   std::vector<BackendOutcome> backends;
   /// `expect` in the case disagrees with the reference's conclusion (a stale or wrong case file).
   std::optional<std::string> expect_failure;

@@ -33,15 +33,27 @@ bool is_failure(VerdictKind kind) noexcept;
 struct ElementEvidence {
   std::int64_t flat_index = 0;
   std::vector<std::int64_t> coords;  ///< row-major coordinates in the output shape
-  std::string expected;              ///< hex-float (and decimal) of the oracle's value
+  std::string expected;              ///< hex-float (and decimal) of the oracle's value (ŝ* for any-order)
   std::string actual;                ///< same for the backend's value
+  // any-order oracle only (ORACLE.md §6): the exact value, the bound and the distance.
+  std::string exact;                 ///< s(o) to 17 significant digits, or empty
+  double bound = 0;                  ///< B(o)
+  double ulps = 0;                   ///< |r - s| in ulps of ŝ*
+  double bound_multiples = 0;        ///< |r - s| / B(o)
 };
 
 struct Verdict {
   VerdictKind kind = VerdictKind::pass_bitwise;
   std::string detail;                     ///< human-readable reason (shapes, counts, messages)
-  std::optional<ElementEvidence> first;   ///< first differing element, when there is one
-  std::int64_t differing = 0;             ///< number of differing elements
+  std::optional<ElementEvidence> first;   ///< first element with the worst verdict, when there is one
+  std::int64_t differing = 0;             ///< elements with a failing verdict
+  std::string reason;                     ///< indeterminate(reason) / mismatch(special: reason)
+  std::int64_t indeterminate = 0;         ///< elements judged indeterminate
+  std::int64_t notes = 0;                 ///< elements with a note (signed zero)
+
+  /// The verdict as ORACLE.md §6 spells it, with its reason: "indeterminate(overflow-possible)",
+  /// "mismatch(special: empty-contraction)", "pass(bitwise)", …
+  std::string label() const;
 };
 
 }  // namespace einfuzz

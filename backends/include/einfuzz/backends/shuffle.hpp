@@ -1,0 +1,31 @@
+// The built-in adversarial but correct any-order backend `shuffle` (ORACLE.md §6): it evaluates every
+// einsum element with random (valid) summation trees, product associations, FMA use, wider
+// accumulators and pairwise contraction paths, so the any-order oracle can be shown to be sound.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "einfuzz/backends/backend.hpp"
+
+namespace einfuzz {
+
+/// What the shuffle backend may do; the defaults are everything a correct any-order backend may do.
+struct ShuffleOptions {
+  std::uint64_t seed = 1;  ///< with a per-call counter, selects every random choice (reproducible)
+  bool factoring = true;   ///< pairwise contraction paths, labels summed inside one operand first
+  bool fma = true;         ///< a product's last multiplication may be fused into the addition
+  bool wider = true;       ///< f32 may be accumulated in f64, f64 in long double (rounded once)
+};
+
+/// The `shuffle` backend: einsum on f32/f64/i32/i64, any-order semantics, factoring (as declared
+/// by `options.factoring`), NaN profile `propagate`; reduce cases are `Unsupported`. An empty
+/// contraction gives +0 (0 for integers) on every path; integers wrap, so they are exact.
+/// Call n of `run` draws its choices from `Rng::mix(seed, n)`: the same seed and the same sequence
+/// of cases give the same results.
+std::unique_ptr<Backend> make_shuffle_backend(const ShuffleOptions& options);
+
+/// make_shuffle_backend with every freedom enabled.
+std::unique_ptr<Backend> make_shuffle_backend(std::uint64_t seed);
+
+}  // namespace einfuzz

@@ -1,0 +1,391 @@
+// The fused hot loops: one output chunk, width-W tiles along the last output loop, §6 order per lane.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "einfuzz/core/scalar.hpp"
+#include "loop_nest.hpp"
+
+namespace einfuzz::fused::detail {
+
+/// How an operand moves between neighbouring lanes of a tile (its step along the tile axis).
+enum class Lane : unsigned char {
+  zero,  ///< step 0: every lane reads the same element (broadcast along the tile axis)
+  unit,  ///< step 1: lanes read consecutive elements
+  any,   ///< any other step, read as offset + lane * step
+};
+
+/// One output chunk: output loop 0 restricted to [begin, end).
+template <class T>
+struct ChunkArgs {
+  const LoopNest* nest;     ///< the loops
+  const T* const* inputs;   ///< n operand base pointers, source order
+  T* output;                ///< output base pointer
+  std::int64_t begin;       ///< first position of output loop 0
+  std::int64_t end;         ///< one past the last position of output loop 0
+};
+
+template <class T>
+using ChunkFn = void (*)(const ChunkArgs<T>&);
+
+/// The kernel for `operands` operands whose tile-axis steps have `kinds`, at tile `width` 1, 4 or 8.
+/// Defined in kernel_<dtype>.cpp (explicitly instantiated there for float, double, int32, int64).
+template <class T>
+ChunkFn<T> select_chunk_fn(int operands, const Lane* kinds, int width);
+
+template <Lane K, class T>
+inline T lane_load(const T* x, std::int64_t offset, std::int64_t lane_step, std::int64_t lane) noexcept {
+  if constexpr (K == Lane::zero) {
+    return x[offset];
+  } else if constexpr (K == Lane::unit) {
+    return x[offset + lane];
+  } else {
+    return x[offset + lane * lane_step];
+  }
+}
+
+template <Lane K>
+inline constexpr Lane kAnyLane = Lane::any;
+
+/// A fixed operand count (sizeof...(K)) with compile-time lane kinds: the product unrolls and the
+/// offsets live in registers.
+template <Lane... K>
+struct FixedOps {
+  static constexpr int kCount = sizeof...(K);
+  static constexpr bool kElementwiseRows = true;
+  using Scalar = FixedOps<kAnyLane<K>...>;  // lane kinds are irrelevant for a single lane
+
+  /// P for one lane: x_0 · x_1 · … left to right. P := 1 · x_0 is x_0 itself (1 · x is exact for
+  /// every IEEE value and integer), so the literal 1 is not multiplied in.
+  template <class T>
+  static T product(const T* const* x, const std::int64_t* off, const std::int64_t* lane_step,
+                   std::int64_t lane) noexcept {
+    return product_impl(x, off, lane_step, lane, std::make_index_sequence<kCount>{});
+  }
+
+  /// One pass of the innermost contraction loop from offsets `off`: every lane adds its own products.
+  template <int W, class T>
+  static void inner_pass(T* acc, const LoopNest&, const T* const* x, const std::int64_t* off,
+                         const std::int64_t* lane_step, const std::int64_t* inner_step,
+                         std::int64_t len, std::int64_t*) noexcept {
+    // Local copies: the compiler cannot prove that `acc` does not alias an operand.
+    T a[W];
+    for (int l = 0; l < W; ++l) a[l] = acc[l];
+    std::int64_t o[kCount];
+    for (int k = 0; k < kCount; ++k) o[k] = off[k];
+    for (std::int64_t t = 0; t < len; ++t) {
+      for (int l = 0; l < W; ++l) a[l] = scalar_add(a[l], product(x, o, lane_step, l));
+      for (int k = 0; k < kCount; ++k) o[k] += inner_step[k];
+    }
+    for (int l = 0; l < W; ++l) acc[l] = a[l];
+  }
+
+ private:
+  template <class T, std::size_t... I>
+  static T product_impl(const T* const* x, const std::int64_t* off, const std::int64_t* lane_step,
+                        std::int64_t lane, std::index_sequence<I...>) noexcept {
+    constexpr Lane kinds[] = {K...};
+    T p{};
+    ((p = I == 0 ? lane_load<kinds[I]>(x[I], off[I], lane_step[I], lane)
+                 : scalar_mul(p, lane_load<kinds[I]>(x[I], off[I], lane_step[I], lane))),
+     ...);
+    return p;
+  }
+};
+
+template <int W, class T>
+inline void load_lanes(T* p, const T* base, std::int64_t lane_step) noexcept {
+  if constexpr (W == 1) {
+    p[0] = base[0];
+  } else if (lane_step == 0) {
+    const T v = base[0];
+    for (int l = 0; l < W; ++l) p[l] = v;
+  } else if (lane_step == 1) {
+    for (int l = 0; l < W; ++l) p[l] = base[l];
+  } else {
+    for (int l = 0; l < W; ++l) p[l] = base[l * lane_step];
+  }
+}
+
+template <int W, class T>
+inline void mul_lanes(T* p, const T* base, std::int64_t lane_step) noexcept {
+  if constexpr (W == 1) {
+    p[0] = scalar_mul(p[0], base[0]);
+  } else if (lane_step == 0) {
+    const T v = base[0];
+    for (int l = 0; l < W; ++l) p[l] = scalar_mul(p[l], v);
+  } else if (lane_step == 1) {
+    for (int l = 0; l < W; ++l) p[l] = scalar_mul(p[l], base[l]);
+  } else {
+    for (int l = 0; l < W; ++l) p[l] = scalar_mul(p[l], base[l * lane_step]);
+  }
+}
+
+/// Any operand count with runtime steps: the fallback beyond three operands. The product of the
+/// leading operands that do not move along the innermost loop (the prefix) is computed once per
+/// pass — the same multiplications in the same order, so every P keeps its bits.
+struct AnyOps {
+  static constexpr int kCount = 0;
+  static constexpr bool kElementwiseRows = false;
+  using Scalar = AnyOps;
+
+  template <int W, class T>
+  static void inner_pass(T* acc, const LoopNest& nest, const T* const* x, const std::int64_t* off,
+                         const std::int64_t* lane_step, const std::int64_t* inner_step,
+                         std::int64_t len, std::int64_t* o) noexcept {
+    const int n = nest.operands;
+    const int h = nest.hoisted;
+    T prefix[W];
+    if (h > 0) {
+      load_lanes<W>(prefix, x[0] + off[0], lane_step[0]);
+      for (int k = 1; k < h; ++k) mul_lanes<W>(prefix, x[k] + off[k], lane_step[k]);
+      // One or two operands left inside the loop: specialise on their lane kinds.
+      const Args<T> args{prefix, x + h, off + h, lane_step + h, inner_step + h, len};
+      if (n - h == 1) return dispatch_moving<W, T, 1>(acc, args);
+      if (n - h == 2) return dispatch_moving<W, T, 2>(acc, args);
+    }
+    T a[W];
+    for (int l = 0; l < W; ++l) a[l] = acc[l];
+    for (int k = 0; k < n; ++k) o[k] = off[k];
+    const int first = h > 0 ? h : 1;
+    for (std::int64_t t = 0; t < len; ++t) {
+      T p[W];
+      if (h > 0) {
+        for (int l = 0; l < W; ++l) p[l] = prefix[l];
+      } else {
+        load_lanes<W>(p, x[0] + o[0], lane_step[0]);
+      }
+      for (int k = first; k < n; ++k) mul_lanes<W>(p, x[k] + o[k], lane_step[k]);
+      for (int l = 0; l < W; ++l) a[l] = scalar_add(a[l], p[l]);
+      for (int k = h; k < n; ++k) o[k] += inner_step[k];
+    }
+    for (int l = 0; l < W; ++l) acc[l] = a[l];
+  }
+
+ private:
+  /// The operands that move along the innermost loop, after the hoisted prefix.
+  template <class T>
+  struct Args {
+    const T* prefix;                  ///< W lanes of the hoisted product
+    const T* const* x;                ///< first moving operand
+    const std::int64_t* off;          ///< its offset at the start of the pass
+    const std::int64_t* lane_step;    ///< its step along the tile axis
+    const std::int64_t* inner_step;   ///< its step along the innermost contraction loop
+    std::int64_t len;                 ///< length of the innermost contraction loop
+  };
+
+  static Lane kind_of(std::int64_t lane_step) noexcept {
+    return lane_step == 0 ? Lane::zero : lane_step == 1 ? Lane::unit : Lane::any;
+  }
+
+  template <int W, class T, int M, Lane... K>
+  static void dispatch_moving(T* acc, const Args<T>& args) noexcept {
+    if constexpr (sizeof...(K) == M) {
+      moving_pass<W, T, K...>(acc, args, std::make_index_sequence<M>{});
+    } else if constexpr (W == 1) {
+      dispatch_moving<W, T, M, K..., Lane::any>(acc, args);  // one lane: kinds do not matter
+    } else {
+      switch (kind_of(args.lane_step[sizeof...(K)])) {
+        case Lane::zero: return dispatch_moving<W, T, M, K..., Lane::zero>(acc, args);
+        case Lane::unit: return dispatch_moving<W, T, M, K..., Lane::unit>(acc, args);
+        case Lane::any: break;
+      }
+      dispatch_moving<W, T, M, K..., Lane::any>(acc, args);
+    }
+  }
+
+  template <int W, class T, Lane... K, std::size_t... I>
+  static void moving_pass(T* acc, const Args<T>& args, std::index_sequence<I...>) noexcept {
+    constexpr int kM = sizeof...(K);
+    constexpr Lane kinds[] = {K...};
+    T a[W];
+    T prefix[W];
+    for (int l = 0; l < W; ++l) {
+      a[l] = acc[l];
+      prefix[l] = args.prefix[l];
+    }
+    const T* base[kM];
+    std::int64_t o[kM];
+    for (int i = 0; i < kM; ++i) {
+      base[i] = args.x[i];
+      o[i] = args.off[i];
+    }
+    for (std::int64_t t = 0; t < args.len; ++t) {
+      for (int l = 0; l < W; ++l) {
+        T p = prefix[l];
+        ((p = scalar_mul(p, lane_load<kinds[I]>(base[I], o[I], args.lane_step[I], l))), ...);
+        a[l] = scalar_add(a[l], p);
+      }
+      for (int i = 0; i < kM; ++i) o[i] += args.inner_step[i];
+    }
+    for (int l = 0; l < W; ++l) acc[l] = a[l];
+  }
+};
+
+/// Per-chunk bookkeeping, O(rank + operands), inline for small einsums.
+struct Scratch {
+  explicit Scratch(const LoopNest& nest)
+      : row(static_cast<std::size_t>(nest.operands)),
+        tile(static_cast<std::size_t>(nest.operands)),
+        off(static_cast<std::size_t>(nest.operands)),
+        inner(static_cast<std::size_t>(nest.operands)),
+        con_index(nest.con_loops),
+        out_index(nest.out_loops) {}
+  SmallArray<std::int64_t, 16> row;        ///< operand offsets at the start of the current output row
+  SmallArray<std::int64_t, 16> tile;       ///< operand offsets at lane 0 of the current tile
+  SmallArray<std::int64_t, 16> off;        ///< operand offsets at the current outer contraction position
+  SmallArray<std::int64_t, 16> inner;      ///< operand offsets inside an inner pass (AnyOps)
+  SmallArray<std::int64_t, 8> con_index;   ///< odometer of the outer contraction loops
+  SmallArray<std::int64_t, 8> out_index;   ///< odometer of the outer output loops
+};
+
+/// Evaluates W consecutive outputs (lanes) starting at operand offsets `base`; each lane starts at
+/// +0 and adds its own products in row-major contraction order (SEMANTICS §6, §9).
+template <class T, int W, class Ops>
+void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
+              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
+  const int n = nest.operands;
+  const std::size_t q = nest.con_loops;
+  const std::int64_t inner_len = nest.con_len[q - 1];
+  const std::int64_t* inner_step = nest.con_steps(q - 1);
+
+  T acc[W];
+  for (int l = 0; l < W; ++l) acc[l] = T{};  // S := +0 in every lane
+  if (q == 1) {
+    Ops::template inner_pass<W>(acc, nest, x, base, lane_step, inner_step, inner_len, scratch.inner.data());
+  } else {
+    std::int64_t* off = scratch.off.data();
+    std::int64_t* index = scratch.con_index.data();
+    for (int k = 0; k < n; ++k) off[k] = base[k];
+    for (std::size_t j = 0; j + 1 < q; ++j) index[j] = 0;
+    for (;;) {
+      Ops::template inner_pass<W>(acc, nest, x, off, lane_step, inner_step, inner_len, scratch.inner.data());
+      // Advance the odometer of the outer contraction loops (the last of them moves fastest).
+      std::size_t j = q - 1;
+      for (; j-- > 0;) {
+        const std::int64_t* step = nest.con_steps(j);
+        for (int k = 0; k < n; ++k) off[k] += step[k];
+        if (++index[j] < nest.con_len[j]) break;
+        index[j] = 0;
+        for (int k = 0; k < n; ++k) off[k] -= nest.con_len[j] * step[k];
+      }
+      if (j == static_cast<std::size_t>(-1)) break;
+    }
+  }
+  for (int l = 0; l < W; ++l) y[l] = acc[l];
+}
+
+/// One output row along the tile axis: full tiles of W lanes (then one 4-lane tile when W is 8 and
+/// at least 4 outputs remain), the rest through the scalar path. Lanes never mix, so the grouping
+/// cannot change a bit. A single-term contraction needs no accumulators: the row is one
+/// elementwise loop.
+template <class T, int W, class Ops>
+void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
+             const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
+  if constexpr (W > 1 && Ops::kElementwiseRows) {
+    if (nest.con_loops == 1 && nest.con_len[0] == 1) {
+      for (std::int64_t j = 0; j < len; ++j) y[j] = scalar_add(T{}, Ops::product(x, row, lane_step, j));
+      return;
+    }
+  }
+  const int n = nest.operands;
+  std::int64_t* tile = scratch.tile.data();
+  std::int64_t j = 0;
+  if constexpr (W > 1) {
+    for (; j + W <= len; j += W) {
+      for (int k = 0; k < n; ++k) tile[k] = row[k] + j * lane_step[k];
+      run_tile<T, W, Ops>(nest, x, tile, lane_step, y + j, scratch);
+    }
+  }
+  if constexpr (W == 8) {
+    if (j + 4 <= len) {
+      for (int k = 0; k < n; ++k) tile[k] = row[k] + j * lane_step[k];
+      run_tile<T, 4, Ops>(nest, x, tile, lane_step, y + j, scratch);
+      j += 4;
+    }
+  }
+  for (; j < len; ++j) {
+    for (int k = 0; k < n; ++k) tile[k] = row[k] + j * lane_step[k];
+    run_tile<T, 1, typename Ops::Scalar>(nest, x, tile, lane_step, y + j, scratch);
+  }
+}
+
+/// Evaluates output loop 0 over [begin, end) and every other output loop in full.
+template <class T, int W, class Ops>
+void run_chunk(const ChunkArgs<T>& args) {
+  const LoopNest& nest = *args.nest;
+  const auto n = static_cast<std::size_t>(nest.operands);
+  const std::size_t r = nest.out_loops;
+  Scratch scratch(nest);
+  const std::int64_t* lane_step = nest.out_steps(r - 1);
+  std::int64_t* row = scratch.row.data();
+  for (std::size_t k = 0; k < n; ++k) row[k] = args.begin * nest.out_step[k];
+  std::int64_t y = args.begin * nest.out_ystep[0];
+
+  if (r == 1) {  // the tile axis is loop 0 itself
+    run_row<T, W, Ops>(nest, args.inputs, row, args.end - args.begin, lane_step, args.output + y,
+                       scratch);
+    return;
+  }
+  // Odometer over output loops 0 .. r-2 (loop 0 from begin to end); each position is one row.
+  std::int64_t* index = scratch.out_index.data();
+  index[0] = args.begin;
+  for (std::size_t i = 1; i + 1 < r; ++i) index[i] = 0;
+  const std::int64_t row_len = nest.out_len[r - 1];
+  for (;;) {
+    run_row<T, W, Ops>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
+    std::size_t i = r - 1;
+    for (; i-- > 0;) {
+      const std::int64_t* step = nest.out_steps(i);
+      for (std::size_t k = 0; k < n; ++k) row[k] += step[k];
+      y += nest.out_ystep[i];
+      const std::int64_t stop = i == 0 ? args.end : nest.out_len[i];
+      if (++index[i] < stop) break;
+      if (i == 0) return;
+      index[i] = 0;
+      for (std::size_t k = 0; k < n; ++k) row[k] -= nest.out_len[i] * step[k];
+      y -= nest.out_len[i] * nest.out_ystep[i];
+    }
+  }
+}
+
+template <class T, int W, int N, Lane... K>
+ChunkFn<T> select_fixed(const Lane* kinds) {
+  if constexpr (sizeof...(K) == N) {
+    return &run_chunk<T, W, FixedOps<K...>>;
+  } else {
+    switch (kinds[sizeof...(K)]) {
+      case Lane::zero: return select_fixed<T, W, N, K..., Lane::zero>(kinds);
+      case Lane::unit: return select_fixed<T, W, N, K..., Lane::unit>(kinds);
+      case Lane::any: break;
+    }
+    return select_fixed<T, W, N, K..., Lane::any>(kinds);
+  }
+}
+
+template <class T, int W>
+ChunkFn<T> select_width(int operands, const Lane* kinds) {
+  switch (operands) {
+    case 1: return select_fixed<T, W, 1>(kinds);
+    case 2: return select_fixed<T, W, 2>(kinds);
+    case 3: return select_fixed<T, W, 3>(kinds);
+    default: return &run_chunk<T, W, AnyOps>;
+  }
+}
+
+template <class T>
+ChunkFn<T> select_chunk_fn(int operands, const Lane* kinds, int width) {
+  if (width >= 8) return select_width<T, 8>(operands, kinds);
+  if (width >= 4) return select_width<T, 4>(operands, kinds);
+  // The scalar path reads one lane: lane kinds do not matter.
+  switch (operands) {
+    case 1: return &run_chunk<T, 1, FixedOps<Lane::any>>;
+    case 2: return &run_chunk<T, 1, FixedOps<Lane::any, Lane::any>>;
+    case 3: return &run_chunk<T, 1, FixedOps<Lane::any, Lane::any, Lane::any>>;
+    default: return &run_chunk<T, 1, AnyOps>;
+  }
+}
+
+}  // namespace einfuzz::fused::detail

@@ -1,0 +1,64 @@
+// Exact dyadic arithmetic for the multiset oracle (ORACLE.md §1): every finite float, every product
+// of floats and every sum of such products is m·2^e exactly; rounding happens once, explicitly.
+#pragma once
+
+#include <gmpxx.h>
+
+#include <cstdint>
+
+namespace einfuzz::reference {
+
+/// Rounding directions for `Dyadic::round`.
+enum class Rounding { nearest_even, up, down };
+
+/// An exact dyadic rational `m · 2^e` (m a GMP integer; zero is m = 0).
+class Dyadic {
+ public:
+  Dyadic() = default;
+  Dyadic(mpz_class mantissa, long exponent) : m_(std::move(mantissa)), e_(exponent) {}
+
+  /// The exact value of a finite float or double (±0 both give 0: a dyadic zero has no sign).
+  template <class T>
+  static Dyadic of(T finite);
+
+  const mpz_class& mantissa() const noexcept { return m_; }
+  long exponent() const noexcept { return e_; }
+  int sign() const noexcept { return sgn(m_); }
+  bool is_zero() const noexcept { return m_ == 0; }
+
+  Dyadic operator*(const Dyadic& o) const { return Dyadic(m_ * o.m_, e_ + o.e_); }
+  Dyadic operator-() const { return Dyadic(-m_, e_); }
+  Dyadic abs() const { return Dyadic(::abs(m_), e_); }
+  Dyadic operator+(const Dyadic& o) const;
+  Dyadic operator-(const Dyadic& o) const { return *this + (-o); }
+
+  /// Three-way exact comparison.
+  friend int compare(const Dyadic& a, const Dyadic& b);
+
+  /// The value rounded once to T (float or double) in the given direction, with IEEE subnormal
+  /// and overflow behaviour (nearest: ±inf past the overflow threshold; up/down: ±inf or ±max).
+  /// Zero rounds to +0.
+  template <class T>
+  T round(Rounding mode) const;
+
+  /// Double approximation (nearest) for reports; may overflow to ±inf.
+  double approx() const { return round<double>(Rounding::nearest_even); }
+
+ private:
+  mpz_class m_ = 0;
+  long e_ = 0;
+};
+
+/// Exact sum of many dyadics with a common scale, cheaper than repeated `+`.
+class ExactAccumulator {
+ public:
+  void add(const Dyadic& d);
+  Dyadic value() const { return Dyadic(sum_, exp_); }
+
+ private:
+  mpz_class sum_ = 0;
+  long exp_ = 0;
+  bool empty_ = true;
+};
+
+}  // namespace einfuzz::reference

@@ -1,0 +1,62 @@
+// The multiset oracle for einsum (ORACLE.md §1–§3): per output element, the exact value of the
+// multiset of product terms, its enclosure for any evaluation order, and its special-value class
+// with the certificates that make the class certain.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/tensor.hpp"
+#include "einfuzz/reference/exact.hpp"
+
+namespace einfuzz::reference {
+
+/// The order-independent class of an element, from the classes of its terms (ORACLE.md §3).
+enum class ValueClass { finite, nan, pos_inf, neg_inf };
+
+/// Everything the any-order judge needs about one output element of a float einsum.
+struct ElementTruth {
+  ValueClass value_class = ValueClass::finite;  ///< from the term classes (§3)
+  std::int64_t terms = 0;           ///< K: terms of this element (0: empty contraction, value +0)
+  int factors = 0;                  ///< k: operands
+  bool nan_input = false;           ///< a NaN input reaches a term: NaN on every evaluation path
+  bool zero_times_inf = false;      ///< some term multiplies a zero by an infinity
+  bool mixed_inf = false;           ///< both +Inf and -Inf terms exist
+  bool no_overflow = true;          ///< certificate: M·(1+u)^N' < Ω (over the finite factors)
+  bool no_inf_underflow = true;     ///< certificate: finite factors of Inf terms cannot underflow to 0
+  Dyadic exact;                     ///< s(o), exact; meaningful when the class is finite
+  double abs_sum = 0;               ///< S(o) = Σ|t_j| rounded up
+  double magnitude = 0;             ///< M(o) = Σ Π max(1,|x|) rounded up
+  double bound = 0;                 ///< B(o) = γ_N'·S + U, rounded up (+inf when γ_N' is unbounded)
+
+  /// Both certificates hold, so the class (and, for finite elements, the enclosure) is certain.
+  bool certain() const noexcept { return no_overflow && no_inf_underflow; }
+};
+
+/// Per-element truth plus ŝ*, the exact value rounded once to the element type (NaN / ±Inf for
+/// the special classes, +0 for empty contractions).
+struct MultisetEinsum {
+  Tensor rounded;
+  std::vector<ElementTruth> elements;  ///< row-major over the output
+};
+
+/// The multiset oracle of a checked float (f32/f64) einsum. Inputs as for evaluate_einsum.
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs);
+
+/// Unit roundoff, half the smallest subnormal, and Ω of a float type (ORACLE.md §2), as doubles.
+struct FormatConstants {
+  double u, eta, omega;
+  int digits;        ///< p
+  int min_exponent;  ///< emin of the smallest normal, 2^emin
+};
+template <class T>
+FormatConstants format_constants();
+
+/// Upper bounds, computed with outward rounding: γ_n = n·u/(1 − n·u) (+inf when n·u >= 1) and
+/// (1 + u)^n.
+double gamma_up(std::int64_t n, double u);
+double one_plus_u_pow_up(std::int64_t n, double u);
+
+}  // namespace einfuzz::reference

@@ -1,0 +1,79 @@
+// The reference's materialisation step, shared by its ordered fold and its multiset oracle:
+// every operand broadcast over the global axis space G (SEMANTICS §3.7, §4), and coordinate helpers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/tensor.hpp"
+
+namespace einfuzz::reference::detail {
+
+/// Row-major coordinates of `flat` in `shape`.
+inline std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> coords(shape.size());
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    coords[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return coords;
+}
+
+/// Row-major flat index of `coords` in `shape`.
+inline std::int64_t ravel(const std::vector<std::int64_t>& coords, const Shape& shape) {
+  std::int64_t flat = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + coords[i];
+  return flat;
+}
+
+/// [L(g) for g in G].
+inline Shape global_shape(const CheckedEinsum& e) {
+  Shape s;
+  for (const Axis& a : e.axes) s.push_back(a.length);
+  return s;
+}
+
+/// Operand k broadcast over G: element g is x_k at the physical coordinate whose length-1
+/// dimensions read 0 and whose other dimensions read g's coordinate of their label (a repeated
+/// label reads the same coordinate in each of its dimensions).
+template <class T>
+std::vector<std::vector<T>> broadcast_operands(const CheckedEinsum& e, std::span<const Tensor> inputs) {
+  const Shape gshape = global_shape(e);
+  std::int64_t global_size = 1;
+  for (std::int64_t d : gshape) global_size *= d;
+  std::vector<std::vector<T>> out(e.operands.size());
+  for (std::size_t k = 0; k < e.operands.size(); ++k) {
+    const CheckedOperand& op = e.operands[k];
+    const auto x = inputs[k].values<T>();
+    out[k].resize(static_cast<std::size_t>(global_size));
+    for (std::int64_t g = 0; g < global_size; ++g) {
+      const auto coords = unravel(g, gshape);
+      std::vector<std::int64_t> physical(op.shape.size());
+      for (std::size_t d = 0; d < op.shape.size(); ++d) {
+        physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
+      }
+      out[k][static_cast<std::size_t>(g)] = x[static_cast<std::size_t>(ravel(physical, op.shape))];
+    }
+  }
+  return out;
+}
+
+/// Calls `fn(g)` with the flat G index of every term of output element `o`, in row-major order of
+/// the contraction space.
+template <class Fn>
+void for_each_term(const CheckedEinsum& e, const Shape& gshape, std::int64_t o, Fn&& fn) {
+  const auto out_coords = unravel(o, e.output_shape);
+  std::vector<std::int64_t> coords(e.axes.size(), 0);
+  for (std::size_t i = 0; i < e.output.size(); ++i) coords[static_cast<std::size_t>(e.output[i])] = out_coords[i];
+  for (std::int64_t c = 0; c < e.contraction_size; ++c) {
+    const auto fibre_coords = unravel(c, e.contraction_shape);
+    for (std::size_t j = 0; j < e.contracted.size(); ++j) {
+      coords[static_cast<std::size_t>(e.contracted[j])] = fibre_coords[j];
+    }
+    fn(ravel(coords, gshape));
+  }
+}
+
+}  // namespace einfuzz::reference::detail

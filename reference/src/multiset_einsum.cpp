@@ -1,0 +1,136 @@
+// The multiset oracle for einsum: exact term sums, enclosures and special classes (ORACLE.md §1–§3).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "einfuzz/reference/multiset.hpp"
+#include "materialise.hpp"
+
+namespace einfuzz::reference {
+
+template <class T>
+FormatConstants format_constants() {
+  using L = std::numeric_limits<T>;
+  return {std::ldexp(1.0, -L::digits), std::ldexp(1.0, L::min_exponent - L::digits - 1),
+          static_cast<double>(L::max()), L::digits, L::min_exponent - 1};
+}
+template FormatConstants format_constants<float>();
+template FormatConstants format_constants<double>();
+
+namespace {
+
+double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
+double down(double x) { return std::nextafter(x, -std::numeric_limits<double>::infinity()); }
+double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
+
+}  // namespace
+
+double gamma_up(std::int64_t n, double u) {
+  if (n <= 0) return 0;
+  const double nu = static_cast<double>(n) * u;  // exact: n < 2^53 and u a power of two
+  if (nu >= 1) return std::numeric_limits<double>::infinity();
+  return up(nu / down(1 - nu));
+}
+
+double one_plus_u_pow_up(std::int64_t n, double u) {
+  // (1 + u)^n <= exp(n·u); glibc's exp is within one ulp, two steps up make it an upper bound.
+  return up(up(std::exp(static_cast<double>(n) * u)));
+}
+
+namespace {
+
+template <class T>
+MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) {
+  const FormatConstants fc = format_constants<T>();
+  const Shape gshape = detail::global_shape(e);
+  const auto broadcast = detail::broadcast_operands<T>(e, inputs);
+  const int k = static_cast<int>(e.operands.size());
+  const std::int64_t K = e.contraction_size;
+  const std::int64_t N = K + k - 2;
+  const std::int64_t N1 = N >= 1 ? N + 1 : 0;
+  const double gamma = gamma_up(N1, fc.u);
+  const double growth = one_plus_u_pow_up(N1, fc.u);
+  // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly.
+  Dyadic underflow_floor(1, fc.min_exponent);
+  {
+    const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
+    for (int i = 0; i < k; ++i) underflow_floor = underflow_floor * one_plus_u;
+  }
+  const Dyadic one(1, 0);
+
+  MultisetEinsum out;
+  out.rounded = Tensor(dtype_of_v<T>, e.output_shape);
+  auto rounded = out.rounded.values<T>();
+  out.elements.resize(static_cast<std::size_t>(e.output_size));
+  for (std::int64_t o = 0; o < e.output_size; ++o) {
+    ElementTruth& t = out.elements[static_cast<std::size_t>(o)];
+    t.terms = K;
+    t.factors = k;
+    ExactAccumulator sum, abs_sum, magnitude;
+    bool pos_inf = false, neg_inf = false, nan_term = false;
+    detail::for_each_term(e, gshape, o, [&](std::int64_t g) {
+      bool has_nan = false, has_inf = false, has_zero = false, negative = false;
+      Dyadic product(1, 0), grow(1, 0), shrink(1, 0);
+      for (int m = 0; m < k; ++m) {
+        const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
+        if (std::isnan(x)) { has_nan = true; continue; }
+        negative ^= std::signbit(x);
+        if (std::isinf(x)) { has_inf = true; continue; }
+        if (x == 0) has_zero = true;
+        const Dyadic d = Dyadic::of(x);
+        product = product * d;
+        const Dyadic a = d.abs();
+        grow = grow * (compare(a, one) > 0 ? a : one);
+        shrink = shrink * (compare(a, one) < 0 ? a : one);
+      }
+      magnitude.add(grow);  // over the finite factors of every term (§3)
+      if (has_nan) {
+        t.nan_input = true;
+        nan_term = true;
+      } else if (has_inf && has_zero) {
+        t.zero_times_inf = true;
+        nan_term = true;
+      } else if (has_inf) {
+        (negative ? neg_inf : pos_inf) = true;
+        if (compare(shrink, underflow_floor) < 0) t.no_inf_underflow = false;
+      } else {
+        sum.add(product);
+        abs_sum.add(product.abs());
+      }
+    });
+    t.mixed_inf = pos_inf && neg_inf;
+    t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
+                    : pos_inf                 ? ValueClass::pos_inf
+                    : neg_inf                 ? ValueClass::neg_inf
+                                              : ValueClass::finite;
+    t.exact = sum.value();
+    t.abs_sum = abs_sum.value().round<double>(Rounding::up);
+    t.magnitude = magnitude.value().round<double>(Rounding::up);
+    t.no_overflow = mul_up(t.magnitude, growth) < fc.omega;
+    const double underflow =
+        k >= 2 ? mul_up(mul_up(mul_up(static_cast<double>(k - 1), fc.eta), growth), t.magnitude) : 0.0;
+    t.bound = up(mul_up(gamma, t.abs_sum) + underflow);
+    if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();  // inf·0 guard
+
+    T& r = rounded[static_cast<std::size_t>(o)];
+    switch (t.value_class) {
+      case ValueClass::nan: r = std::numeric_limits<T>::quiet_NaN(); break;
+      case ValueClass::pos_inf: r = std::numeric_limits<T>::infinity(); break;
+      case ValueClass::neg_inf: r = -std::numeric_limits<T>::infinity(); break;
+      case ValueClass::finite: r = t.exact.round<T>(Rounding::nearest_even); break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
+  if (inputs.front().dtype() == DType::f32) return multiset<float>(einsum, inputs);
+  if (inputs.front().dtype() == DType::f64) return multiset<double>(einsum, inputs);
+  std::fprintf(stderr, "einfuzz: multiset_einsum called on a non-float einsum (harness bug)\n");
+  std::abort();
+}
+
+}  // namespace einfuzz::reference

@@ -1,0 +1,125 @@
+// Reference reduce: the input read as its elementary axes, a materialised permuted copy with the
+// output axes first and the reduced axes last, then one sequential fold per contiguous fibre
+// (SEMANTICS §8.1–§8.4, §13.5–§13.7). Deliberately naive: coordinates are recomputed by division.
+#include "einfuzz/reference/reduce.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "einfuzz/core/scalar.hpp"
+
+namespace einfuzz::reference {
+namespace {
+
+[[noreturn]] void harness_bug(const char* what) {
+  std::fprintf(stderr, "einfuzz::reference::evaluate_reduce: precondition violated: %s\n", what);
+  std::abort();
+}
+
+/// Row-major coordinates of `flat` in `shape`.
+void unravel(std::int64_t flat, const Shape& shape, std::vector<std::int64_t>& coords) {
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    coords[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+}
+
+/// Row-major flat index of `coords` in `shape`.
+std::int64_t ravel(const std::vector<std::int64_t>& coords, const Shape& shape) {
+  std::int64_t flat = 0;
+  for (std::size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + coords[i];
+  return flat;
+}
+
+/// The input as a tensor over (output elementary axes…, reduced axes…). Because every input group
+/// is row-major, the input's flat index is the row-major index over its elementary axes.
+template <class T>
+std::vector<T> permuted_copy(const CheckedReduce& r, std::span<const T> x) {
+  Shape elementary;
+  for (const ElementaryAxis& a : r.axes) elementary.push_back(a.length);
+  std::vector<int> order;
+  for (const auto& group : r.output_groups) order.insert(order.end(), group.begin(), group.end());
+  order.insert(order.end(), r.reduced.begin(), r.reduced.end());
+  if (order.size() != r.axes.size()) harness_bug("output and reduced axes do not cover the input axes");
+  Shape permuted_shape;
+  for (int a : order) permuted_shape.push_back(r.axes[static_cast<std::size_t>(a)].length);
+
+  std::vector<T> out(x.size());
+  std::vector<std::int64_t> permuted_coords(order.size());
+  std::vector<std::int64_t> coords(elementary.size());
+  for (std::size_t q = 0; q < out.size(); ++q) {
+    unravel(static_cast<std::int64_t>(q), permuted_shape, permuted_coords);
+    for (std::size_t i = 0; i < order.size(); ++i) coords[static_cast<std::size_t>(order[i])] = permuted_coords[i];
+    out[q] = x[static_cast<std::size_t>(ravel(coords, elementary))];
+  }
+  return out;
+}
+
+/// §8.3: the ordered fold of one fibre, accumulator always on the left (§13.10).
+template <class T>
+T fold(Reduction kind, std::span<const T> fibre) {
+  if constexpr (std::is_same_v<T, Bool8>) {
+    if (kind != Reduction::any && kind != Reduction::all) harness_bug("only any/all reduce bool tensors");
+    bool acc = kind == Reduction::all;
+    for (T v : fibre) acc = kind == Reduction::all ? (acc && v != 0) : (acc || v != 0);
+    return acc ? Bool8{1} : Bool8{0};
+  } else {
+    switch (kind) {
+      case Reduction::sum:
+      case Reduction::mean: {
+        T acc = T(0);
+        for (T v : fibre) acc = scalar_add(acc, v);
+        if (kind == Reduction::sum) return acc;
+        if constexpr (std::is_floating_point_v<T>) return acc / static_cast<T>(fibre.size());
+        harness_bug("mean needs a floating-point tensor");
+      }
+      case Reduction::prod: {
+        T acc = T(1);
+        for (T v : fibre) acc = scalar_mul(acc, v);
+        return acc;
+      }
+      case Reduction::min:
+      case Reduction::max: {
+        if (fibre.empty()) harness_bug("min/max of an empty fibre");
+        T acc = fibre[0];
+        for (std::size_t i = 1; i < fibre.size(); ++i) {
+          const T v = fibre[i];
+          if (kind == Reduction::min) {
+            acc = (acc <= v) ? acc : v;
+          } else {
+            acc = (acc <= v) ? v : acc;
+          }
+        }
+        return acc;
+      }
+      case Reduction::any:
+      case Reduction::all: break;
+    }
+    harness_bug("any/all need a bool tensor");
+  }
+}
+
+template <class T>
+Tensor evaluate(const CheckedReduce& r, const Tensor& input) {
+  const std::vector<T> permuted = permuted_copy<T>(r, input.values<T>());
+  const auto fibre = static_cast<std::size_t>(r.fibre_size);
+  std::vector<T> out(static_cast<std::size_t>(r.output_size));
+  for (std::size_t o = 0; o < out.size(); ++o) {
+    // The fibre of output o is the contiguous row o of the permuted copy.
+    out[o] = fold<T>(r.kind, std::span<const T>(permuted).subspan(fibre == 0 ? 0 : o * fibre, fibre));
+  }
+  return Tensor(r.output_shape, std::move(out));
+}
+
+}  // namespace
+
+Tensor evaluate_reduce(const CheckedReduce& reduce, const Tensor& input) {
+  if (input.dtype() != reduce.dtype) harness_bug("the input's dtype differs from the checked dtype");
+  if (input.shape() != reduce.input_shape) harness_bug("the input's shape differs from the checked shape");
+  return visit_dtype(reduce.dtype, [&](auto tag) { return evaluate<decltype(tag)>(reduce, input); });
+}
+
+}  // namespace einfuzz::reference

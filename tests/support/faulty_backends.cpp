@@ -1,0 +1,153 @@
+// Faulty any-order backends: a plain sequential einsum with one deliberate defect each.
+#include "support/faulty_backends.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "einfuzz/core/check.hpp"
+
+namespace einfuzz::test {
+namespace {
+
+enum class Fault { narrow_accumulator, dropped_term, passthrough_ulp, nan_to_zero, factored_empty };
+
+/// x rounded to `bits` significant bits, to nearest even (the default rounding mode).
+template <class T>
+T round_to_bits(T x, int bits) {
+  if (!std::isfinite(x) || x == 0) return x;
+  int e = 0;
+  const T m = std::frexp(x, &e);
+  return std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits);
+}
+
+/// Row-major odometer over `axes` (global indices) that sets coords[a]; none when a length is 0.
+template <class Fn>
+void for_each_coord(const std::vector<int>& axes, const Shape& lengths, std::vector<std::int64_t>& coords, Fn&& fn) {
+  for (const int a : axes) {
+    if (lengths[static_cast<std::size_t>(a)] == 0) return;
+    coords[static_cast<std::size_t>(a)] = 0;
+  }
+  for (;;) {
+    fn();
+    std::size_t i = axes.size();
+    for (;;) {
+      if (i == 0) return;
+      const auto a = static_cast<std::size_t>(axes[--i]);
+      if (++coords[a] < lengths[a]) break;
+      coords[a] = 0;
+    }
+  }
+}
+
+class FaultyBackend final : public Backend {
+ public:
+  FaultyBackend(Fault fault, int bits, std::string name) : fault_(fault), bits_(bits), name_(std::move(name)) {
+    caps_.ops = {Op::einsum};
+    caps_.dtypes = {DType::f32, DType::f64};
+    caps_.semantics = Semantics::any_order;
+    caps_.factoring = true;
+    caps_.version = "einfuzz test fault";
+  }
+  std::string_view name() const override { return name_; }
+  const Capabilities& capabilities() const override { return caps_; }
+
+  BackendResult run(const Case& c) override {
+    std::vector<Shape> shapes;
+    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    auto checked = check_einsum(c.pattern, shapes);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    if (c.dtype == DType::f32) return evaluate<float>(*checked, c.inputs);
+    if (c.dtype == DType::f64) return evaluate<double>(*checked, c.inputs);
+    return Unsupported{"floats only"};
+  }
+
+ private:
+  template <class T>
+  Tensor evaluate(const CheckedEinsum& e, std::span<const Tensor> inputs) const {
+    Shape lengths;
+    for (const Axis& a : e.axes) lengths.push_back(a.length);
+    // Per operand and global axis: the storage stride (diagonals add up, size-1 dims broadcast).
+    std::vector<std::vector<std::int64_t>> stride;
+    for (const CheckedOperand& op : e.operands) {
+      std::vector<std::int64_t> s(e.axes.size(), 0);
+      std::int64_t step = 1;
+      for (std::size_t d = op.shape.size(); d-- > 0;) {
+        if (op.shape[d] != 1) s[static_cast<std::size_t>(op.axes[d])] += step;
+        step *= op.shape[d];
+      }
+      stride.push_back(std::move(s));
+    }
+    auto read = [&](std::size_t m, const std::vector<std::int64_t>& coords) {
+      std::int64_t at = 0;
+      for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[m][a];
+      return inputs[m].values<T>()[static_cast<std::size_t>(at)];
+    };
+    const bool passthrough = e.operands.size() == 1 && e.contraction_size == 1;
+    Tensor out(dtype_of_v<T>, e.output_shape);
+    auto result = out.values<T>();
+    std::vector<std::int64_t> coords(e.axes.size(), 0);
+    std::size_t o = 0;
+    for_each_coord(e.output, lengths, coords, [&] {
+      T acc = 0;
+      if (fault_ == Fault::factored_empty && e.contraction_size == 0) {
+        acc = 1;
+        for (std::size_t m = 0; m < e.operands.size(); ++m) {
+          std::vector<int> own;  // operand m's contracted labels
+          for (const int a : e.operands[m].axes) {
+            const bool is_contracted = std::find(e.contracted.begin(), e.contracted.end(), a) != e.contracted.end();
+            if (is_contracted && std::find(own.begin(), own.end(), a) == own.end()) own.push_back(a);
+          }
+          T partial = 0;
+          for_each_coord(own, lengths, coords, [&] { partial += read(m, coords); });
+          acc *= partial;
+        }
+      } else {
+        std::int64_t term = 0;
+        for_each_coord(e.contracted, lengths, coords, [&] {
+          if (fault_ == Fault::dropped_term && ++term == e.contraction_size) return;
+          T p = 1;
+          for (std::size_t m = 0; m < e.operands.size(); ++m) p *= read(m, coords);
+          acc += p;
+          if (fault_ == Fault::narrow_accumulator) acc = round_to_bits(acc, bits_);
+        });
+      }
+      if (fault_ == Fault::passthrough_ulp && passthrough) acc = std::nextafter(acc, std::numeric_limits<T>::infinity());
+      if (fault_ == Fault::nan_to_zero && std::isnan(acc)) acc = 0;
+      result[o++] = acc;
+    });
+    return out;
+  }
+
+  Fault fault_;
+  int bits_;
+  std::string name_;
+  Capabilities caps_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_narrow_accumulator_backend(int mantissa_bits) {
+  return std::make_unique<FaultyBackend>(Fault::narrow_accumulator, mantissa_bits,
+                                         "narrow-accumulator-" + std::to_string(mantissa_bits));
+}
+std::unique_ptr<Backend> make_dropped_term_backend() {
+  return std::make_unique<FaultyBackend>(Fault::dropped_term, 0, "dropped-term");
+}
+std::unique_ptr<Backend> make_passthrough_ulp_backend() {
+  return std::make_unique<FaultyBackend>(Fault::passthrough_ulp, 0, "passthrough-ulp");
+}
+std::unique_ptr<Backend> make_nan_to_zero_backend() {
+  return std::make_unique<FaultyBackend>(Fault::nan_to_zero, 0, "nan-to-zero");
+}
+std::unique_ptr<Backend> make_factored_empty_backend() {
+  return std::make_unique<FaultyBackend>(Fault::factored_empty, 0, "factored-empty");
+}
+
+}  // namespace einfuzz::test
