@@ -246,21 +246,16 @@ class Checker {
       const std::string where = "input dimension " + std::to_string(d) + " has length " + std::to_string(dim);
       std::vector<std::int64_t> known;
       std::vector<int> unknown;
+      int huge = -1;
       for (int idx : group) {
         const AxisInfo& info = info_[static_cast<std::size_t>(idx)];
-        if (info.huge) {
-          return error(Code::dimensionMismatch,
-                       where + " but the anonymous axis " + quote(out_.axes[static_cast<std::size_t>(idx)].name) +
-                           " is longer than any dimension can be",
-                       info.column);
-        }
+        if (info.huge && huge < 0) huge = idx;
         if (info.known) {
           known.push_back(out_.axes[static_cast<std::size_t>(idx)].length);
         } else {
           unknown.push_back(idx);
         }
       }
-      const std::optional<std::int64_t> product = zero_aware_product(known);
       if (unknown.size() >= 2) {
         return error(Code::cannotInferAxis,
                      where + ": cannot infer both " + quote(out_.axes[static_cast<std::size_t>(unknown[0])].name) +
@@ -268,6 +263,14 @@ class Checker {
                          " (supply all but one length)",
                      info_[static_cast<std::size_t>(unknown[1])].column);
       }
+      if (huge >= 0) {  // a literal beyond int64 (saturated by the parser) matches no dimension
+        const auto h = static_cast<std::size_t>(huge);
+        return error(Code::dimensionMismatch,
+                     where + " but the anonymous axis " + quote(out_.axes[h].name) +
+                         " is longer than any dimension can be",
+                     info_[h].column);
+      }
+      const std::optional<std::int64_t> product = zero_aware_product(known);
       if (unknown.empty()) {
         if (!product || *product != dim) {
           return error(Code::dimensionMismatch,

@@ -144,12 +144,18 @@ nlohmann::json diagnostic_json(const Diagnostic& d) {
 }
 
 nlohmann::json verdict_json(const BackendOutcome& b) {
-  nlohmann::json j = {{"backend", b.backend}, {"verdict", verdict_name(b.verdict.kind)}, {"detail", b.verdict.detail}};
+  nlohmann::json j = {{"backend", b.backend}, {"verdict", b.verdict.label()}, {"detail", b.verdict.detail},
+                      {"failing_elements", b.verdict.differing}, {"indeterminate_elements", b.verdict.indeterminate},
+                      {"noted_elements", b.verdict.notes}};
   if (b.verdict.first) {
-    j["first_difference"] = {{"flat_index", b.verdict.first->flat_index},
-                             {"coords", b.verdict.first->coords},
-                             {"expected", b.verdict.first->expected},
-                             {"actual", b.verdict.first->actual}};
+    const ElementEvidence& e = *b.verdict.first;
+    j["element"] = {{"flat_index", e.flat_index}, {"coords", e.coords}, {"expected", e.expected}, {"actual", e.actual}};
+    if (!e.exact.empty()) {
+      j["element"]["exact"] = e.exact;
+      j["element"]["bound"] = e.bound;
+      j["element"]["distance_ulps"] = e.ulps;
+      j["element"]["distance_bounds"] = e.bound_multiples;
+    }
   }
   return j;
 }
@@ -226,13 +232,21 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   }
   for (const BackendOutcome& b : outcome.backends) {
     out << b.backend << std::string(b.backend.size() < 11 ? 11 - b.backend.size() : 1, ' ')
-        << verdict_name(b.verdict.kind);
+        << b.verdict.label();
     if (!b.verdict.detail.empty()) out << "  " << b.verdict.detail;
     out << "\n";
     if (b.verdict.first) {
       const ElementEvidence& e = *b.verdict.first;
-      out << "           first at " << coords_text(e.coords) << " (flat " << e.flat_index
-          << "): reference " << e.expected << ", " << b.backend << " " << e.actual << "\n";
+      if (e.exact.empty()) {  // ordered oracle
+        out << "           first at " << coords_text(e.coords) << " (flat " << e.flat_index
+            << "): reference " << e.expected << ", " << b.backend << " " << e.actual << "\n";
+      } else {  // any-order oracle: the multiset value, the bound, the result, the distance
+        out << "           element " << coords_text(e.coords) << " (flat " << e.flat_index << "): multiset value "
+            << e.expected << " (exact " << e.exact << "), bound B = " << e.bound << ", " << b.backend << " "
+            << e.actual;
+        if (e.bound_multiples != 0 || e.ulps != 0) out << ", distance " << e.ulps << " ulp = " << e.bound_multiples << " B";
+        out << "\n";
+      }
     }
   }
   if (outcome.expect_failure) out << "expect     FAILED: " << *outcome.expect_failure << "\n";

@@ -3,6 +3,7 @@
 
 #include <exception>
 
+#include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/reference/reduce.hpp"
@@ -131,10 +132,11 @@ std::unique_ptr<Backend> make_fused_backend(const RunOptions& options) {
 
 std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {
   if (name == "fused") return make_fused_backend(options);
+  if (name == "shuffle") return make_shuffle_backend(options.shuffle_seed);
   return nullptr;
 }
 
-std::vector<std::string> builtin_backend_names() { return {"fused"}; }
+std::vector<std::string> builtin_backend_names() { return {"fused", "shuffle"}; }
 
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
   CaseOutcome out;

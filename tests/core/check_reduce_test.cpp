@@ -217,7 +217,8 @@ TEST(CheckReduce, MalformedInputsAreDiagnosed) {
 }
 
 TEST(CheckReduce, HugeLiteralsAndOverflowsAreDiagnosedNotUndefined) {
-  EXPECT_CODE(fails("(a 99999999999999999999) -> a", {6}), dimensionMismatch);
+  EXPECT_DIAG(fails("(a 99999999999999999999) -> a", {6}), dimensionMismatch, 3);
+  EXPECT_CODE(fails("(a b 99999999999999999999) -> a", {6}), cannotInferAxis);  // two unknowns first
   EXPECT_CODE(fails("(a 9223372036854775808) -> a", {0}), dimensionMismatch);
   EXPECT_CODE(fails("9223372036854775808 -> ", {INT64_MAX}), dimensionMismatch);
   EXPECT_CODE(fails("9223372036854775807 -> ", {INT64_MAX}), sizeLimitExceeded);

@@ -133,7 +133,7 @@ TEST_P(EinsumValueRow, FusedBackendVerdict) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRow, ::testing::ValuesIn(value_rows()),
-                         [](const auto& info) { return std::string(info.param.id); });
+                         [](const auto& row) { return std::string(row.param.id); });
 
 struct ErrorRow {
   const char* id;
@@ -208,7 +208,7 @@ TEST_P(EinsumErrorRow, ReferenceAndFusedRejectWithTheCode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Semantics11_2, EinsumErrorRow, ::testing::ValuesIn(error_rows()),
-                         [](const auto& info) { return std::string(info.param.id); });
+                         [](const auto& row) { return std::string(row.param.id); });
 
 }  // namespace
 }  // namespace einfuzz

@@ -2,6 +2,7 @@
 // values bitwise (sign of zero and NaN-ness included), errors by exact code.
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,8 @@ struct ValueRow {
   const char* out_values;
   DType dtype = DType::f64;
 };
+
+void PrintTo(const ValueRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "' " << row.kind; }
 
 constexpr DType kBool = DType::boolean;
 
@@ -120,6 +123,8 @@ struct ErrorRow {
   const char* message_fragment = "";
   DType dtype = DType::f64;
 };
+
+void PrintTo(const ErrorRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "' " << row.kind; }
 
 const std::vector<ErrorRow>& error_rows() {
   static const std::vector<ErrorRow> rows = {

@@ -20,7 +20,8 @@ class Rng {
   }
   /// Uniform in [0, n) for n >= 1 (Lemire's multiply-shift; the tiny bias is irrelevant here).
   std::uint64_t below(std::uint64_t n) noexcept {
-    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+    __extension__ using u128 = unsigned __int128;  // GCC/Clang extension, silenced for -Wpedantic
+    return static_cast<std::uint64_t>((static_cast<u128>(next()) * n) >> 64);
   }
   /// Uniform integer in [lo, hi].
   std::int64_t between(std::int64_t lo, std::int64_t hi) noexcept {

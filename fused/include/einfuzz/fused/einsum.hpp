@@ -37,7 +37,7 @@ struct EinsumPlan {
 /// Execution knobs; none of them may change a single output bit.
 struct ExecOptions {
   unsigned threads = 0;  ///< 0: hardware concurrency (the §9 heuristic still picks 1 for small work)
-  int tile_width = 8;    ///< 1 (scalar only), 4 or 8 lanes along the last output axis
+  int tile_width = 8;    ///< 1 (scalar only), 4 or 8 lanes along the last output axis (others: the next lower, at least 1)
   /// 0: the §9 task-count policy; else exactly min(tasks, outer, threads) output chunks (lets tests
   /// exercise chunk boundaries on small inputs).
   unsigned tasks = 0;
@@ -47,8 +47,9 @@ struct ExecOptions {
 EinsumPlan compile(const CheckedEinsum& einsum);
 
 /// Evaluates the plan in the exact order of SEMANTICS §6. Preconditions (checked by the caller):
-/// inputs match the checked shapes and share one numeric dtype (f32, f64, i32, i64). Empty outputs
-/// and empty contractions never read an operand; the result is bitwise equal to the reference.
+/// inputs match the checked shapes and share one numeric dtype (f32, f64, i32, i64); a violation
+/// that would read out of bounds or mix dtypes prints and aborts (a harness bug). Empty outputs and
+/// empty contractions never read an operand; the result is bitwise equal to the reference.
 Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options = {});
 
 /// The §9 task-count policy: 1 task below 1,000,000 units of work, else min(outer, 4 + log2(work/1e6)),

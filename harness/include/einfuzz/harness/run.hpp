@@ -2,6 +2,7 @@
 // this boundary, and judges each result.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
@@ -25,6 +26,7 @@ struct RunOptions {
   fused::ExecOptions exec;
   OrderedJudgeOptions judge;
   bool strict_signed_zero = false;  ///< any-order oracle: a wrong zero sign is a mismatch
+  std::uint64_t shuffle_seed = 1;   ///< seed of the built-in `shuffle` backend
 };
 
 /// A case after checking: an einsum or a reduce.
