@@ -31,7 +31,7 @@ template <class T>
 using ChunkFn = void (*)(const ChunkArgs<T>&);
 
 /// The kernel for `operands` operands whose tile-axis steps have `kinds`, at tile `width` 1, 4 or 8.
-/// Defined in kernel_<dtype>.cpp (explicitly instantiated there for float, double, int32, int64).
+/// Defined below; instantiated once per dtype in kernel_<dtype>.cpp so the four compile in parallel.
 template <class T>
 ChunkFn<T> select_chunk_fn(int operands, const Lane* kinds, int width);
 
@@ -57,8 +57,8 @@ struct FixedOps {
   static constexpr bool kElementwiseRows = true;
   using Scalar = FixedOps<kAnyLane<K>...>;  // lane kinds are irrelevant for a single lane
 
-  /// P for one lane: x_0 · x_1 · … left to right. P := 1 · x_0 is x_0 itself (1 · x is exact for
-  /// every IEEE value and integer), so the literal 1 is not multiplied in.
+  /// P for one lane: x_0 · x_1 · … left to right. P := 1 · x_0 is x_0 itself: 1 · x is exact for
+  /// every integer and IEEE value (a signalling NaN is quieted by the next operation either way).
   template <class T>
   static T product(const T* const* x, const std::int64_t* off, const std::int64_t* lane_step,
                    std::int64_t lane) noexcept {

@@ -68,23 +68,20 @@ std::uint64_t checksum(std::span<const Tensor> inputs) {
 Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                       const RunOptions& options) {
   if (const auto* u = std::get_if<Unsupported>(&result)) {
-    return Verdict{VerdictKind::unsupported, u->message, std::nullopt, 0};
+    return make_verdict(VerdictKind::unsupported, u->message);
   }
   if (const auto* r = std::get_if<Rejected>(&result)) {
     if (reference.rejection) {
       const std::string expected(code_name(reference.rejection->code));
-      if (r->code.empty() || r->code == expected) return Verdict{VerdictKind::pass, "both reject: " + expected, {}, 0};
-      return Verdict{VerdictKind::reject_disagree,
-                     "reference rejects with " + expected + ", backend with " + r->code + ": " + r->message, {}, 0};
+      if (r->code.empty() || r->code == expected) return make_verdict(VerdictKind::pass, "both reject: " + expected);
+      return make_verdict(VerdictKind::reject_disagree, "reference rejects with " + expected + ", backend with " + r->code + ": " + r->message);
     }
-    return Verdict{VerdictKind::reject_disagree, "backend rejects an accepted case: " + r->message, {}, 0};
+    return make_verdict(VerdictKind::reject_disagree, "backend rejects an accepted case: " + r->message);
   }
   const Tensor& actual = std::get<Tensor>(result);
   if (reference.rejection) {
-    return Verdict{VerdictKind::reject_disagree,
-                   "backend accepts a case the reference rejects with " +
-                       std::string(code_name(reference.rejection->code)),
-                   {}, 0};
+    return make_verdict(VerdictKind::reject_disagree, "backend accepts a case the reference rejects with " +
+                       std::string(code_name(reference.rejection->code)));
   }
   const Capabilities& caps = backend.capabilities();
   // Integers wrap and bools are exact: every correct order gives the ordered result bit for bit.
@@ -94,7 +91,12 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
     if (!reference.multiset) reference.multiset = reference::multiset_einsum(*e, c.inputs);
     return judge_any_order(*reference.multiset, actual, {caps.factoring, options.strict_signed_zero});
   }
-  return Verdict{VerdictKind::indeterminate, "", {}, 0, "no-reduce-oracle"};
+  const auto& r = std::get<CheckedReduce>(*reference.checked);
+  if (caps.nan_profile == NanProfile::ordered && (r.kind == Reduction::min || r.kind == Reduction::max)) {
+    return judge_ordered(*reference.expected, actual, options.judge);
+  }
+  if (!reference.multiset_reduce) reference.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
+  return judge_any_order(*reference.multiset_reduce, actual, caps.nan_profile, options.strict_signed_zero);
 }
 
 class FusedBackend final : public Backend {
@@ -157,7 +159,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   for (Backend* backend : backends) {
     BackendOutcome outcome{std::string(backend->name()), {}};
     if (!backend->supports(c)) {
-      outcome.verdict = Verdict{VerdictKind::unsupported, "outside the backend's declared capabilities", {}, 0};
+      outcome.verdict = make_verdict(VerdictKind::unsupported, "outside the backend's declared capabilities");
       out.backends.push_back(std::move(outcome));
       continue;
     }
@@ -165,12 +167,12 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     try {
       const BackendResult result = backend->run(c);
       outcome.verdict = checksum(c.inputs) != before
-                            ? Verdict{VerdictKind::input_modified, "the backend wrote to its inputs", {}, 0}
+                            ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
                             : judge_backend(out, c, result, *backend, options);
     } catch (const std::exception& e) {
-      outcome.verdict = Verdict{VerdictKind::crash, std::string("the backend threw: ") + e.what(), {}, 0};
+      outcome.verdict = make_verdict(VerdictKind::crash, std::string("the backend threw: ") + e.what());
     } catch (...) {
-      outcome.verdict = Verdict{VerdictKind::crash, "the backend threw a non-standard exception", {}, 0};
+      outcome.verdict = make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
     }
     out.backends.push_back(std::move(outcome));
   }

@@ -86,6 +86,25 @@ T Dyadic::round(Rounding mode) const {
 template float Dyadic::round<float>(Rounding) const;
 template double Dyadic::round<double>(Rounding) const;
 
+template <class T>
+T Dyadic::round_quotient(std::int64_t n, Rounding mode) const {
+  if (n == 1 || is_zero()) return round<T>(mode);
+  // Scale so the integer quotient has at least p + 3 bits, then fold a nonzero remainder into an
+  // extra low "sticky" bit: rounding that dyadic once rounds the rational correctly.
+  constexpr long p = std::numeric_limits<T>::digits;
+  const long divisor_bits = 64 - __builtin_clzll(static_cast<unsigned long long>(n));
+  const long shift = p + 3 + divisor_bits;
+  mpz_class scaled = m_;
+  mpz_mul_2exp(scaled.get_mpz_t(), scaled.get_mpz_t(), static_cast<mp_bitcnt_t>(shift));
+  mpz_class q, r;
+  mpz_tdiv_qr_ui(q.get_mpz_t(), r.get_mpz_t(), scaled.get_mpz_t(), static_cast<unsigned long>(n));
+  q *= 2;
+  if (r != 0) q += sgn(q) < 0 || (q == 0 && sgn(m_) < 0) ? -1 : 1;
+  return Dyadic(q, e_ - shift - 1).round<T>(mode);
+}
+template float Dyadic::round_quotient<float>(std::int64_t, Rounding) const;
+template double Dyadic::round_quotient<double>(std::int64_t, Rounding) const;
+
 void ExactAccumulator::add(const Dyadic& d) {
   if (d.is_zero()) return;
   if (empty_) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/tensor.hpp"
 
 namespace einfuzz::reference::detail {
@@ -74,6 +75,30 @@ void for_each_term(const CheckedEinsum& e, const Shape& gshape, std::int64_t o, 
     }
     fn(ravel(coords, gshape));
   }
+}
+
+/// A reduce input as a tensor over (output elementary axes…, reduced axes…): the fibre of output
+/// element o is the contiguous row o, in row-major order over the reduced axes (SEMANTICS §8.1).
+/// Every input group is row-major, so the input's flat index is the row-major index over its
+/// elementary axes.
+template <class T>
+std::vector<T> fibre_rows(const CheckedReduce& r, std::span<const T> x) {
+  Shape elementary;
+  for (const ElementaryAxis& a : r.axes) elementary.push_back(a.length);
+  std::vector<int> order;
+  for (const auto& group : r.output_groups) order.insert(order.end(), group.begin(), group.end());
+  order.insert(order.end(), r.reduced.begin(), r.reduced.end());
+  Shape permuted_shape;
+  for (int a : order) permuted_shape.push_back(r.axes[static_cast<std::size_t>(a)].length);
+
+  std::vector<T> out(x.size());
+  std::vector<std::int64_t> coords(elementary.size());
+  for (std::size_t q = 0; q < out.size(); ++q) {
+    const auto permuted_coords = unravel(static_cast<std::int64_t>(q), permuted_shape);
+    for (std::size_t i = 0; i < order.size(); ++i) coords[static_cast<std::size_t>(order[i])] = permuted_coords[i];
+    out[q] = x[static_cast<std::size_t>(ravel(coords, elementary))];
+  }
+  return out;
 }
 
 }  // namespace einfuzz::reference::detail

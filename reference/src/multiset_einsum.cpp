@@ -1,4 +1,5 @@
 // The multiset oracle for einsum: exact term sums, enclosures and special classes (ORACLE.md §1–§3).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,8 +13,10 @@ namespace einfuzz::reference {
 template <class T>
 FormatConstants format_constants() {
   using L = std::numeric_limits<T>;
-  return {std::ldexp(1.0, -L::digits), std::ldexp(1.0, L::min_exponent - L::digits - 1),
-          static_cast<double>(L::max()), L::digits, L::min_exponent - 1};
+  // η = 2^-1075 for f64 is not a double (ldexp would round it to 0): round it up to 2^-1074.
+  const double eta = std::max(std::ldexp(1.0, L::min_exponent - L::digits - 1),
+                              std::numeric_limits<double>::denorm_min());
+  return {std::ldexp(1.0, -L::digits), eta, static_cast<double>(L::max()), L::digits, L::min_exponent - 1};
 }
 template FormatConstants format_constants<float>();
 template FormatConstants format_constants<double>();
@@ -22,7 +25,17 @@ namespace {
 
 double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
 double down(double x) { return std::nextafter(x, -std::numeric_limits<double>::infinity()); }
-double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
+// a, b >= 0. A zero factor gives an exact 0 (not the smallest subnormal), so that a passthrough
+// element (γ_0 = 0, U = 0) keeps B = 0 and stays exact (ORACLE.md §2).
+double mul_up(double a, double b) {
+  return (a == 0 && !std::isinf(b)) || (b == 0 && !std::isinf(a)) ? 0.0 : up(a * b);
+}
+double add_up(double a, double b) { return a + b == 0 ? 0.0 : up(a + b); }  // a, b >= 0
+// x·2^e rounded up (x >= 0, e < 0): ldexp rounds to nearest once the result is subnormal.
+double scale_up(double x, int e) {
+  const double y = std::ldexp(x, e);
+  return std::ldexp(y, -e) < x ? up(y) : y;
+}
 
 }  // namespace
 
@@ -108,9 +121,17 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
     t.abs_sum = abs_sum.value().round<double>(Rounding::up);
     t.magnitude = magnitude.value().round<double>(Rounding::up);
     t.no_overflow = mul_up(t.magnitude, growth) < fc.omega;
-    const double underflow =
-        k >= 2 ? mul_up(mul_up(mul_up(static_cast<double>(k - 1), fc.eta), growth), t.magnitude) : 0.0;
-    t.bound = up(mul_up(gamma, t.abs_sum) + underflow);
+    // U = (k−1)·η·(1+u)^N'·M with η = 2^(emin−p) exactly (f64: 2^-1075, below every double):
+    // scale by η last, unless the unscaled product overflows.
+    double underflow = 0;
+    if (k >= 2) {
+      constexpr int eta_exponent = std::numeric_limits<T>::min_exponent - std::numeric_limits<T>::digits - 1;
+      underflow = mul_up(mul_up(static_cast<double>(k - 1), growth), t.magnitude);
+      underflow = std::isinf(underflow)
+                      ? mul_up(mul_up(scale_up(t.magnitude, eta_exponent), static_cast<double>(k - 1)), growth)
+                      : scale_up(underflow, eta_exponent);
+    }
+    t.bound = add_up(mul_up(gamma, t.abs_sum), underflow);
     if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();  // inf·0 guard
 
     T& r = rounded[static_cast<std::size_t>(o)];

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "einfuzz/core/scalar.hpp"
+#include "materialise.hpp"
 
 namespace einfuzz::reference {
 namespace {
@@ -17,45 +18,6 @@ namespace {
 [[noreturn]] void harness_bug(const char* what) {
   std::fprintf(stderr, "einfuzz::reference::evaluate_reduce: precondition violated: %s\n", what);
   std::abort();
-}
-
-/// Row-major coordinates of `flat` in `shape`.
-void unravel(std::int64_t flat, const Shape& shape, std::vector<std::int64_t>& coords) {
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    coords[i] = flat % shape[i];
-    flat /= shape[i];
-  }
-}
-
-/// Row-major flat index of `coords` in `shape`.
-std::int64_t ravel(const std::vector<std::int64_t>& coords, const Shape& shape) {
-  std::int64_t flat = 0;
-  for (std::size_t i = 0; i < shape.size(); ++i) flat = flat * shape[i] + coords[i];
-  return flat;
-}
-
-/// The input as a tensor over (output elementary axes…, reduced axes…). Because every input group
-/// is row-major, the input's flat index is the row-major index over its elementary axes.
-template <class T>
-std::vector<T> permuted_copy(const CheckedReduce& r, std::span<const T> x) {
-  Shape elementary;
-  for (const ElementaryAxis& a : r.axes) elementary.push_back(a.length);
-  std::vector<int> order;
-  for (const auto& group : r.output_groups) order.insert(order.end(), group.begin(), group.end());
-  order.insert(order.end(), r.reduced.begin(), r.reduced.end());
-  if (order.size() != r.axes.size()) harness_bug("output and reduced axes do not cover the input axes");
-  Shape permuted_shape;
-  for (int a : order) permuted_shape.push_back(r.axes[static_cast<std::size_t>(a)].length);
-
-  std::vector<T> out(x.size());
-  std::vector<std::int64_t> permuted_coords(order.size());
-  std::vector<std::int64_t> coords(elementary.size());
-  for (std::size_t q = 0; q < out.size(); ++q) {
-    unravel(static_cast<std::int64_t>(q), permuted_shape, permuted_coords);
-    for (std::size_t i = 0; i < order.size(); ++i) coords[static_cast<std::size_t>(order[i])] = permuted_coords[i];
-    out[q] = x[static_cast<std::size_t>(ravel(coords, elementary))];
-  }
-  return out;
 }
 
 /// §8.3: the ordered fold of one fibre, accumulator always on the left (§13.10).
@@ -104,7 +66,11 @@ T fold(Reduction kind, std::span<const T> fibre) {
 
 template <class T>
 Tensor evaluate(const CheckedReduce& r, const Tensor& input) {
-  const std::vector<T> permuted = permuted_copy<T>(r, input.values<T>());
+  if (static_cast<std::size_t>(r.output_size) * static_cast<std::size_t>(r.fibre_size) !=
+      static_cast<std::size_t>(input.size())) {
+    harness_bug("output and reduced axes do not cover the input axes");
+  }
+  const std::vector<T> permuted = detail::fibre_rows<T>(r, input.values<T>());
   const auto fibre = static_cast<std::size_t>(r.fibre_size);
   std::vector<T> out(static_cast<std::size_t>(r.output_size));
   for (std::size_t o = 0; o < out.size(); ++o) {

@@ -294,8 +294,12 @@ void expect_exact(const Case& c) {
         mpfr_set_d(v.get(), x, MPFR_RNDN);
         ASSERT_EQ(mpfr_mul(product.get(), product.get(), v.get(), MPFR_RNDN), 0);
         mpfr_abs(v.get(), v.get(), MPFR_RNDN);
-        if (mpfr_cmp_ui(v.get(), 1) > 0) ASSERT_EQ(mpfr_mul(grow.get(), grow.get(), v.get(), MPFR_RNDN), 0);
-        if (mpfr_cmp_ui(v.get(), 1) < 0) ASSERT_EQ(mpfr_mul(shrink.get(), shrink.get(), v.get(), MPFR_RNDN), 0);
+        if (mpfr_cmp_ui(v.get(), 1) > 0) {
+          ASSERT_EQ(mpfr_mul(grow.get(), grow.get(), v.get(), MPFR_RNDN), 0);
+        }
+        if (mpfr_cmp_ui(v.get(), 1) < 0) {
+          ASSERT_EQ(mpfr_mul(shrink.get(), shrink.get(), v.get(), MPFR_RNDN), 0);
+        }
       }
       mpfr_set(grows.emplace_back(term_bits).get(), grow.get(), MPFR_RNDN);
       if (nan) {
@@ -353,8 +357,12 @@ void expect_exact(const Case& c) {
     mpfr_pow_ui(growth_hi.get(), tmp.get(), static_cast<unsigned long>(n1 + 16), MPFR_RNDU);
     mpfr_mul(lo.get(), magnitude.get(), growth_lo.get(), MPFR_RNDD);
     mpfr_mul(hi.get(), magnitude.get(), growth_hi.get(), MPFR_RNDU);
-    if (mpfr_cmp_d(lo.get(), omega) >= 0) EXPECT_FALSE(t.no_overflow) << where;
-    if (mpfr_cmp_d(hi.get(), omega) < 0) EXPECT_TRUE(t.no_overflow) << where;
+    if (mpfr_cmp_d(lo.get(), omega) >= 0) {
+      EXPECT_FALSE(t.no_overflow) << where;
+    }
+    if (mpfr_cmp_d(hi.get(), omega) < 0) {
+      EXPECT_TRUE(t.no_overflow) << where;
+    }
     if (cls == ValueClass::finite && !std::isinf(t.bound)) {
       // B = γ_N'·S + (k−1)·η·(1+u)^N'·M, γ_N' = N'u / (1 − N'u); computed downwards.
       Mp gamma(256), bound(256), under(256);
@@ -365,8 +373,12 @@ void expect_exact(const Case& c) {
       mpfr_set_ui_2exp(under.get(), static_cast<unsigned long>(k - 1), L::min_exponent - L::digits - 1, MPFR_RNDD);
       mpfr_mul(under.get(), under.get(), lo.get(), MPFR_RNDD);
       mpfr_add(bound.get(), bound.get(), under.get(), MPFR_RNDD);
-      EXPECT_LE(mpfr_cmp_d(bound.get(), t.bound), 0) << "bound below the formula, " << where;
-      if (k == 1 && count == 1) EXPECT_EQ(t.bound, 0.0) << "a passthrough element is exact, " << where;
+      EXPECT_LE(mpfr_cmp_d(bound.get(), t.bound), 0)
+          << "bound " << t.bound << " below the formula " << mpfr_get_d(bound.get(), MPFR_RNDN) << " (S "
+          << t.abs_sum << ", M " << t.magnitude << "), " << where;
+      if (k == 1 && count == 1) {
+        EXPECT_EQ(t.bound, 0.0) << "a passthrough element is exact, " << where;
+      }
     }
     ++o;
   });
@@ -436,6 +448,13 @@ void expect_sound(const Case& c, std::uint64_t seed, bool factoring) {
   }
 }
 
+/// A full-range seed for the case generator, salted per property (RapidCheck seeds every property
+/// alike, and its integers are small at small sizes). Not shrunk: a failure reports the case drawn.
+Rng case_rng(std::uint64_t salt) {
+  const auto seed = *rc::gen::noShrink(rc::gen::resize(100, rc::gen::arbitrary<std::uint64_t>()));
+  return Rng(Rng::mix(seed, salt));
+}
+
 /// Small enough that 4 × 25,000 cases fit the CI budget under ASan too (see the report in
 /// tests/CMakeLists.txt), large enough for long contractions and every structure.
 GenOptions sound_options(std::vector<DType> dtypes) {
@@ -447,19 +466,19 @@ GenOptions sound_options(std::vector<DType> dtypes) {
 }
 
 RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchF32, ()) {
-  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  Rng rng = case_rng(1);
   const Case c = generate_einsum(rng, sound_options({DType::f32}));
   expect_sound(c, rng.next(), true);
 }
 
 RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchF64, ()) {
-  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  Rng rng = case_rng(2);
   const Case c = generate_einsum(rng, sound_options({DType::f64}));
   expect_sound(c, rng.next(), true);
 }
 
 RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchOnEdgeValues, ()) {
-  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  Rng rng = case_rng(3);
   Case c = generate_einsum(rng, sound_options({DType::f32, DType::f64}));
   redraw_values(c, rng, kProfiles[*rc::gen::inRange<std::size_t>(1, std::size(kProfiles))]);
   expect_sound(c, rng.next(), true);
@@ -468,7 +487,7 @@ RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchOnEdgeValues, ()) {
 // Every dtype (integers must equal the ordered reference bit for bit), and half of the cases without
 // factoring, judged by the stricter rules for non-factoring backends.
 RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchAnyDtypeWithOrWithoutFactoring, ()) {
-  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  Rng rng = case_rng(4);
   Case c = generate_einsum(rng, sound_options({DType::f32, DType::f64, DType::i32, DType::i64}));
   if (rng.chance(1, 2)) redraw_values(c, rng, Profile::mixed);
   expect_sound(c, rng.next(), rng.chance(1, 2));
@@ -663,7 +682,9 @@ TEST(OracleDivergences, NumpyPerTermNanVersusFactoredInf) {
   EXPECT_EQ(truth.elements[0].value_class, ValueClass::nan);
   EXPECT_TRUE(truth.elements[0].zero_times_inf);
   EXPECT_EQ(judge_one(c, kInf, true).label(), "indeterminate(special-path-dependent)");
-  EXPECT_EQ(judge_one(c, kNaN, true).kind, VerdictKind::pass);
+  // NaN is accepted (ORACLE.md §3 counts the whole element as path-dependent; the judge may say
+  // pass or indeterminate, never a failure).
+  EXPECT_FALSE(is_failure(judge_one(c, kNaN, true).kind));
   EXPECT_EQ(judge_one(c, 1.0, true).kind, VerdictKind::mismatch_special);
   EXPECT_EQ(judge_one(c, kInf, false).kind, VerdictKind::mismatch_special);
   EXPECT_EQ(judge_one(c, kNaN, false).kind, VerdictKind::pass);
@@ -685,7 +706,7 @@ TEST(OracleDivergences, OppositeInfTermsSharingOneFactor) {
   const MultisetEinsum truth = truth_of(c);
   EXPECT_EQ(truth.elements[0].value_class, ValueClass::nan);
   EXPECT_TRUE(truth.elements[0].mixed_inf);
-  EXPECT_EQ(judge_one(c, kNaN, true).kind, VerdictKind::pass);
+  EXPECT_FALSE(is_failure(judge_one(c, kNaN, true).kind));
   EXPECT_EQ(judge_one(c, kInf, true).label(), "indeterminate(special-path-dependent)");
   EXPECT_EQ(judge_one(c, -kInf, true).label(), "indeterminate(special-path-dependent)");
   EXPECT_EQ(judge_one(c, 1.0, true).kind, VerdictKind::mismatch_special);
@@ -784,7 +805,7 @@ void no_overflow_boundary(std::int64_t terms, int slack_ulps) {
 TEST(OracleCertificates, NoOverflowFlipsAtItsThreshold) {
   for (const std::int64_t terms : {2, 3, 100, 1000}) {
     no_overflow_boundary<float>(terms, 1);
-    no_overflow_boundary<double>(terms, 8);
+    no_overflow_boundary<double>(terms, 10);  // M, (1+u)^N' and their product rounded up: ~8 u
   }
 }
 

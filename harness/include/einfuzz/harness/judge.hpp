@@ -1,6 +1,7 @@
 // Judges a backend's result against the reference (ORACLE.md: the ordered oracle).
 #pragma once
 
+#include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/tensor.hpp"
 #include "einfuzz/harness/verdict.hpp"
 #include "einfuzz/reference/multiset.hpp"
@@ -27,6 +28,12 @@ struct AnyOrderJudgeOptions {
 /// are kept. `actual` must have the truth's dtype and shape (else `mismatch(shape)`).
 Verdict judge_any_order(const reference::MultisetEinsum& truth, const Tensor& actual,
                         const AnyOrderJudgeOptions& options = {});
+
+/// Any-order oracle for float reductions (ORACLE.md §4–§5): sum/mean/prod against their enclosures,
+/// min/max against the fibre extreme selected by the backend's NaN `profile` (propagate or
+/// ignore; an `ordered` backend is judged bitwise instead).
+Verdict judge_any_order(const reference::MultisetReduce& truth, const Tensor& actual, NanProfile profile,
+                        bool strict_signed_zero = false);
 
 /// "0x1.8p+1 (3)" — the CASES.md spelling followed by the shortest round-trip decimal.
 std::string describe_value(const Tensor& t, std::int64_t flat_index);

@@ -50,6 +50,8 @@ struct CaseOutcome {
   std::optional<Tensor> expected;       ///< the reference's ordered result otherwise
   /// The multiset oracle of a float einsum, computed when an any-order backend needs it.
   std::optional<reference::MultisetEinsum> multiset;
+  /// The multiset oracle of a float reduce, computed when an any-order backend needs it.
+  std::optional<reference::MultisetReduce> multiset_reduce;
   std::vector<BackendOutcome> backends;
   /// `expect` in the case disagrees with the reference's conclusion (a stale or wrong case file).
   std::optional<std::string> expect_failure;

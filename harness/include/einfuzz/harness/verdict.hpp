@@ -56,4 +56,13 @@ struct Verdict {
   std::string label() const;
 };
 
+/// A verdict without element evidence.
+inline Verdict make_verdict(VerdictKind kind, std::string detail = {}, std::string reason = {}) {
+  Verdict v;
+  v.kind = kind;
+  v.detail = std::move(detail);
+  v.reason = std::move(reason);
+  return v;
+}
+
 }  // namespace einfuzz

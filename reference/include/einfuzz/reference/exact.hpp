@@ -41,6 +41,10 @@ class Dyadic {
   template <class T>
   T round(Rounding mode) const;
 
+  /// The quotient value / n (n >= 1) rounded once to T in the given direction.
+  template <class T>
+  T round_quotient(std::int64_t n, Rounding mode) const;
+
   /// Double approximation (nearest) for reports; may overflow to ±inf.
   double approx() const { return round<double>(Rounding::nearest_even); }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/tensor.hpp"
 #include "einfuzz/reference/exact.hpp"
 
@@ -25,8 +26,11 @@ struct ElementTruth {
   bool zero_times_inf = false;      ///< some term multiplies a zero by an infinity
   bool mixed_inf = false;           ///< both +Inf and -Inf terms exist
   bool no_overflow = true;          ///< certificate: M·(1+u)^N' < Ω (over the finite factors)
-  bool no_inf_underflow = true;     ///< certificate: finite factors of Inf terms cannot underflow to 0
+  /// certificate: finite factors of Inf terms cannot underflow to 0 (prod: no sub-product underflows)
+  bool no_inf_underflow = true;
   Dyadic exact;                     ///< s(o), exact; meaningful when the class is finite
+  std::int64_t divisor = 1;         ///< the exact value is exact / divisor (mean: n), else 1
+  bool zero_negative = false;       ///< sign of an exact zero when every order agrees on it (prod)
   double abs_sum = 0;               ///< S(o) = Σ|t_j| rounded up
   double magnitude = 0;             ///< M(o) = Σ Π max(1,|x|) rounded up
   double bound = 0;                 ///< B(o) = γ_N'·S + U, rounded up (+inf when γ_N' is unbounded)
@@ -45,7 +49,29 @@ struct MultisetEinsum {
 /// The multiset oracle of a checked float (f32/f64) einsum. Inputs as for evaluate_einsum.
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs);
 
+/// What any correct min/max must return for one fibre, per NaN profile (ORACLE.md §4–§5).
+struct ExtremeTruth {
+  bool any_nan = false;           ///< some fibre value is NaN
+  bool all_nan = false;           ///< every fibre value is NaN
+  double extreme = 0;             ///< the extreme non-NaN value (exact: every f32/f64 is a double)
+  bool zero_tie = false;          ///< the extreme is a zero and both zero signs occur in the fibre
+};
+
+/// The multiset oracle of a checked float reduce: ŝ* per output element (the exact value rounded
+/// once; for min/max the `propagate` answer), and per element either an ElementTruth (sum, mean,
+/// prod) or an ExtremeTruth (min, max). any/all and integer reduces are exact: judge them bitwise.
+struct MultisetReduce {
+  Reduction kind = Reduction::sum;
+  Tensor rounded;
+  std::vector<ElementTruth> elements;   ///< sum, mean, prod
+  std::vector<ExtremeTruth> extremes;   ///< min, max
+};
+
+/// The multiset oracle of a checked f32/f64 reduce of kind sum, mean, prod, min or max.
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input);
+
 /// Unit roundoff, half the smallest subnormal, and Ω of a float type (ORACLE.md §2), as doubles.
+/// For f64, η = 2^-1075 is not a double: `eta` is rounded up to 2^-1074 (an upper bound).
 struct FormatConstants {
   double u, eta, omega;
   int digits;        ///< p

@@ -1,0 +1,164 @@
+// The multiset oracle for reductions (ORACLE.md §4): exact sums, means and products rounded once,
+// their enclosures and certificates, and the admissible answers of min/max per NaN profile.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+#include "einfuzz/reference/multiset.hpp"
+#include "materialise.hpp"
+
+namespace einfuzz::reference {
+namespace {
+
+double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
+double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
+
+/// sum and mean: the einsum rules with one factor per term (k = 1, K = n, so N' = n for n >= 2).
+template <class T>
+ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatConstants& fc) {
+  ElementTruth t;
+  const auto n = static_cast<std::int64_t>(fibre.size());
+  t.terms = n;
+  t.factors = 1;
+  ExactAccumulator sum, abs_sum;
+  bool pos_inf = false, neg_inf = false;
+  for (T x : fibre) {
+    if (std::isnan(x)) {
+      t.nan_input = true;
+    } else if (std::isinf(x)) {
+      (x < 0 ? neg_inf : pos_inf) = true;
+    } else {
+      const Dyadic d = Dyadic::of(x);
+      sum.add(d);
+      abs_sum.add(d.abs());
+    }
+  }
+  t.mixed_inf = pos_inf && neg_inf;
+  t.value_class = (t.nan_input || t.mixed_inf) ? ValueClass::nan
+                  : pos_inf                    ? ValueClass::pos_inf
+                  : neg_inf                    ? ValueClass::neg_inf
+                                               : ValueClass::finite;
+  t.exact = sum.value();
+  t.abs_sum = abs_sum.value().round<double>(Rounding::up);
+  t.magnitude = t.abs_sum;
+  const std::int64_t rounds = n >= 2 ? n : 0;
+  // Certificate Σ|x|·(1+u)^n < Ω (§4), over the finite values.
+  t.no_overflow = mul_up(t.abs_sum, one_plus_u_pow_up(n, fc.u)) < fc.omega;
+  if (mean) {
+    t.divisor = std::max<std::int64_t>(n, 1);
+    // γ_{n+2}·Σ|x|/n + η: sum-then-divide, reciprocal multiply, and n itself rounded.
+    t.bound = up(up(mul_up(gamma_up(n + 2, fc.u), t.abs_sum) / static_cast<double>(t.divisor)) + fc.eta);
+  } else {
+    t.bound = mul_up(gamma_up(rounds, fc.u), t.abs_sum);
+  }
+  if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();
+  return t;
+}
+
+/// prod: the exact product, γ_n·|Π| when every sub-product is certified (§4).
+template <class T>
+ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& fc) {
+  ElementTruth t;
+  const auto n = static_cast<std::int64_t>(fibre.size());
+  t.terms = std::max<std::int64_t>(n, 1);  // the empty product is the one term 1, never "empty"
+  t.factors = static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
+  Dyadic product(1, 0), grow(1, 0), shrink(1, 0);
+  const Dyadic one(1, 0);
+  bool has_zero = false, has_inf = false, negative = false;
+  for (T x : fibre) {
+    if (std::isnan(x)) { t.nan_input = true; continue; }
+    negative ^= std::signbit(x);
+    if (std::isinf(x)) { has_inf = true; continue; }
+    if (x == 0) has_zero = true;
+    const Dyadic d = Dyadic::of(x);
+    product = product * d;
+    const Dyadic a = d.abs();
+    grow = grow * (compare(a, one) > 0 ? a : one);
+    shrink = shrink * (compare(a, one) < 0 ? a : one);
+  }
+  t.zero_times_inf = has_zero && has_inf;
+  t.value_class = (t.nan_input || t.zero_times_inf) ? ValueClass::nan
+                  : has_inf ? (negative ? ValueClass::neg_inf : ValueClass::pos_inf)
+                            : ValueClass::finite;
+  t.exact = product;
+  t.zero_negative = negative;  // the sign of a zero product is the same on every association
+  const double growth = one_plus_u_pow_up(n, fc.u);
+  t.no_overflow = mul_up(grow.round<double>(Rounding::up), growth) < fc.omega;
+  if (!has_zero) {
+    // Π min(1,|x|) >= 2^emin·(1+u)^n, exactly: no sub-product can underflow.
+    Dyadic floor(1, fc.min_exponent);
+    const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
+    for (std::int64_t i = 0; i < n; ++i) floor = floor * one_plus_u;
+    t.no_inf_underflow = compare(shrink, floor) >= 0;  // for a finite class: no sub-product underflows
+  }
+  t.abs_sum = product.abs().round<double>(Rounding::up);
+  t.magnitude = t.abs_sum;
+  t.bound = n >= 2 ? mul_up(gamma_up(n, fc.u), t.abs_sum) : 0.0;
+  if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();
+  return t;
+}
+
+template <class T>
+ExtremeTruth extreme_truth(std::span<const T> fibre, bool is_max) {
+  ExtremeTruth t;
+  t.all_nan = true;
+  bool first = true, neg_zero = false, pos_zero = false;
+  T best = 0;
+  for (T x : fibre) {
+    if (std::isnan(x)) { t.any_nan = true; continue; }
+    t.all_nan = false;
+    if (x == 0) (std::signbit(x) ? neg_zero : pos_zero) = true;
+    if (first || (is_max ? x > best : x < best)) best = x;
+    first = false;
+  }
+  t.extreme = static_cast<double>(best);
+  t.zero_tie = best == 0 && neg_zero && pos_zero;
+  return t;
+}
+
+template <class T>
+MultisetReduce multiset(const CheckedReduce& r, const Tensor& input) {
+  const FormatConstants fc = format_constants<T>();
+  const std::vector<T> rows = detail::fibre_rows<T>(r, input.values<T>());
+  const auto n = static_cast<std::size_t>(r.fibre_size);
+  MultisetReduce out;
+  out.kind = r.kind;
+  out.rounded = Tensor(dtype_of_v<T>, r.output_shape);
+  auto rounded = out.rounded.values<T>();
+  for (std::size_t o = 0; o < rounded.size(); ++o) {
+    const std::span<const T> fibre = std::span<const T>(rows).subspan(n == 0 ? 0 : o * n, n);
+    if (r.kind == Reduction::min || r.kind == Reduction::max) {
+      const ExtremeTruth t = extreme_truth(fibre, r.kind == Reduction::max);
+      rounded[o] = t.any_nan ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(t.extreme);
+      out.extremes.push_back(t);
+      continue;
+    }
+    const ElementTruth t = r.kind == Reduction::prod ? product_truth(fibre, fc)
+                                                     : additive_truth(fibre, r.kind == Reduction::mean, fc);
+    switch (t.value_class) {
+      case ValueClass::nan: rounded[o] = std::numeric_limits<T>::quiet_NaN(); break;
+      case ValueClass::pos_inf: rounded[o] = std::numeric_limits<T>::infinity(); break;
+      case ValueClass::neg_inf: rounded[o] = -std::numeric_limits<T>::infinity(); break;
+      case ValueClass::finite: {
+        const T v = t.exact.round_quotient<T>(t.divisor, Rounding::nearest_even);
+        rounded[o] = (v == 0 && t.zero_negative) ? -T(0) : v;
+        break;
+      }
+    }
+    out.elements.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input) {
+  const bool supported = reduce.kind != Reduction::any && reduce.kind != Reduction::all;
+  if (supported && input.dtype() == DType::f32) return multiset<float>(reduce, input);
+  if (supported && input.dtype() == DType::f64) return multiset<double>(reduce, input);
+  std::fprintf(stderr, "einfuzz: multiset_reduce called on an exact (integer/bool/any/all) reduce (harness bug)\n");
+  std::abort();
+}
+
+}  // namespace einfuzz::reference
