@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/values.hpp"
 
 namespace einfuzz {
@@ -182,18 +183,10 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   if (!prepared) return print_bad_input(cmd, prepared.error(), out, err);
   const Case& c = prepared->c;
 
-  std::vector<std::unique_ptr<Backend>> owned;
+  auto owned = make_backends(cmd.backends, cmd.run);
+  if (!owned) return print_bad_input(cmd, owned.error(), out, err);
   std::vector<Backend*> backends;
-  for (const std::string& name : cmd.backends) {
-    auto b = make_builtin_backend(name, cmd.run);
-    if (!b) {
-      std::string known;
-      for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
-      return print_bad_input(cmd, make_diagnostic(Code::invalidArgument, "unknown backend '" + name + "' (available: " + known + ")"), out, err);
-    }
-    backends.push_back(b.get());
-    owned.push_back(std::move(b));
-  }
+  for (const auto& b : *owned) backends.push_back(b.get());
 
   const CaseOutcome outcome = run_case(c, backends, cmd.run);
   // A bad case (the reference rejects it) is bad input unless the case file expected exactly that.

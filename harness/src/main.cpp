@@ -1,66 +1,18 @@
-// The `einfuzz` command line: subcommands over the harness library.
+// The `einfuzz` command line: one subcommand per file under harness/src/cli/.
 #include <CLI/CLI.hpp>
 
-#include <iostream>
+#include <vector>
 
-#include "einfuzz/harness/check_command.hpp"
-
-namespace {
-
-constexpr const char* kCheckFooter = R"(
-Reduce: einfuzz check --reduce max 'b (h 2) (w 2) -> b h w' --shapes 1x2x4
-        einfuzz check --reduce sum '(a b) c -> a c' --axis b=2 --shapes 4x2
-        einfuzz check --reduce any 'a b -> a' --shapes 2x3 --dtype bool
-
-Shapes: comma-separated, lengths joined by 'x'; a rank-0 operand is '()', a zero-length axis 0.
-  --shapes '2x3,3x4'    two matrices        --shapes '2x0,(),5'   empty, scalar, vector
-  --shapes ''           no operand at all (for patterns checked against zero tensors)
-
-Patterns starting with '-' (e.g. '->') must follow '--':  einfuzz check --shapes '()' -- '->'
-
-Exit status: 0 every backend agrees with the reference, 1 a mismatch (or a case file's `expect`
-does not hold), 2 bad input (the diagnostic is printed with a caret under the column).
-Every failure prints the one command that reproduces it.)";
-
-}  // namespace
+#include "cli/subcommand.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"einfuzz — differential verification and fuzz testing of einsum contractions"};
+  CLI::App app{"einfuzz — differential verification and fuzz testing of einsum contractions and reductions"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "einfuzz 0.1.0");
 
-  einfuzz::CheckCommand check;
-  std::string backend_list = "fused";
-  auto* cmd = app.add_subcommand(
-      "check", "Run one einsum or reduce on the reference and the fused executor and judge it");
-  cmd->footer(kCheckFooter);
-  cmd->add_option("pattern", check.pattern,
-                  "einsum pattern, e.g. 'b i j, b j k -> b i k', or with --reduce a reduce pattern, "
-                  "e.g. 'b c (h 2) (w 2) -> b c h w'");
-  cmd->add_option("--reduce", check.reduce, "reduce with KIND: sum | prod | mean | min | max | any | all");
-  cmd->add_option("--axis", check.axes, "supplied reduce axis length NAME=LENGTH (repeatable), e.g. --axis h2=2")
-      ->allow_extra_args(false);  // one value per --axis, so the pattern is never swallowed
-  cmd->add_option("--shapes", check.shapes, "operand shapes, e.g. '2x3,3x4' (required unless --case)");
-  cmd->add_option("--dtype", check.dtype, "f32 | f64 | i32 | i64 | bool (bool only for reduce any/all)")->capture_default_str();
-  cmd->add_option("--values", check.values, "random | iota | ones | edge")->capture_default_str();
-  cmd->add_option("--seed", check.seed, "seed of the value generator")->capture_default_str();
-  cmd->add_option("--case", check.case_file, "run a case file (einfuzz-case/1) instead of the flags above");
-  cmd->add_option("--backend", backend_list, "comma-separated backends to judge (available: fused)")
-      ->capture_default_str();
-  cmd->add_flag("--json", check.json, "print one JSON document instead of the table");
-  cmd->add_option("--threads", check.run.exec.threads, "fused threads (0 = hardware concurrency)")
-      ->capture_default_str();
-  cmd->add_option("--tile", check.run.exec.tile_width, "fused tile width: 1, 4 or 8")
-      ->check(CLI::IsMember({1, 4, 8}))
-      ->capture_default_str();
-  cmd->add_flag("--strict-nan-payload", check.run.judge.strict_nan_payload, "compare NaN sign and payload bits too");
-  cmd->add_option("--max-tensor-elements", check.run.limits.max_tensor_elements, "limit on any one tensor's elements")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--max-materialised-elements", check.run.limits.max_materialised_elements,
-                  "limit on the elements the reference materialises")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  const std::vector<einfuzz::cli::Subcommand> subcommands = {
+      einfuzz::cli::add_check(app),
+  };
 
   try {
     app.parse(argc, argv);
@@ -74,21 +26,8 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;  // bad usage is bad input
   }
-
-  if (cmd->parsed()) {
-    if (check.case_file.empty() && cmd->count("pattern") == 0) {
-      std::cerr << "error[invalidArgument]: a pattern is required unless --case is given\n"
-                << "Run with --help for more information.\n";
-      return 2;
-    }
-    check.backends.clear();
-    std::size_t start = 0;
-    while (start <= backend_list.size()) {
-      const std::size_t comma = std::min(backend_list.find(',', start), backend_list.size());
-      check.backends.push_back(backend_list.substr(start, comma - start));
-      start = comma + 1;
-    }
-    return einfuzz::run_check_command(check, std::cout, std::cerr);
+  for (const auto& s : subcommands) {
+    if (s.app->parsed()) return s.run();
   }
   return 2;
 }

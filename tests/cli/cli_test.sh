@@ -53,6 +53,25 @@ expect 2 "error[sizeLimitExceeded]" -- check 'i, j, k ->' --shapes 1000,1000,100
 expect 2 "max-tensor-elements" -- check 'a -> a' --shapes 100 --max-tensor-elements 10
 expect 2 "error[unsupportedDtype]" -- check 'a -> a' --shapes 2 --dtype bool
 
+# Reductions.
+expect 0 "pass(bitwise)" -- check --reduce max 'b (h 2) (w 2) -> b h w' --shapes 1x2x4 --values edge --seed 3
+expect 0 "pass(bitwise)" -- check --reduce sum '(a b) c -> a c' --axis b=2 --shapes 4x2
+expect 0 "pass(bitwise)" -- check --axis b=2 --reduce mean '(a b) c -> c a' --shapes 4x3 --dtype f32
+expect 0 "pass(bitwise)" -- check --reduce any 'a b -> a' --shapes 2x3 --dtype bool
+expect 0 "pass(bitwise)" -- check --reduce prod 'a ... -> ...' --shapes 3x2x0 --dtype i32
+expect 2 "error[unknownReduction]" -- check --reduce median 'a b -> a' --shapes 2x3
+expect 2 "error[unsupportedDtype]" -- check --reduce any 'a b -> a' --shapes 2x3
+expect 2 "error[unsupportedDtype]" -- check --reduce mean 'a b -> a' --shapes 2x3 --dtype i64
+expect 2 "error[emptyFiber]" -- check --reduce max 'a b -> b' --shapes 0x3
+expect 2 "error[cannotInferAxis]" -- check --reduce sum '(a b) -> a' --shapes 6
+expect 2 "error[dimensionMismatch]" -- check --reduce sum '(a b) -> a' --axis b=4 --shapes 6
+expect 2 "error[unusedAxisLength]" -- check --reduce sum 'a -> a' --axis z=3 --shapes 6
+expect 2 "error[duplicateAxisLength]" -- check --reduce sum '(a b) -> a' --axis b=3 --axis b=3 --shapes 6
+expect 2 "error[invalidArgument]" -- check --reduce sum '(a b) -> a' --axis b --shapes 6
+expect 2 "error[invalidArgument]" -- check --reduce sum '(a b) -> a' --axis b=x --shapes 6
+expect 2 "error[invalidArgument]" -- check 'a b -> a' --axis b=2 --shapes 2x2
+expect 2 "error[invalidIdentifier]" -- check --reduce sum '_ -> ' --shapes 2
+
 # Bad arguments.
 expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --dtype f16
 expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --values weird

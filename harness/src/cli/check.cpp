@@ -1,0 +1,99 @@
+// `einfuzz check`: flags → CheckCommand → run_check_command.
+#include <iostream>
+#include <memory>
+
+#include "einfuzz/harness/check_command.hpp"
+#include "subcommand.hpp"
+
+namespace einfuzz::cli {
+namespace {
+
+constexpr const char* kCheckFooter = R"(
+Reduce: einfuzz check --reduce max 'b (h 2) (w 2) -> b h w' --shapes 1x2x4
+        einfuzz check --reduce sum '(a b) c -> a c' --axis b=2 --shapes 4x2
+        einfuzz check --reduce any 'a b -> a' --shapes 2x3 --dtype bool
+
+Shapes: comma-separated, lengths joined by 'x'; a rank-0 operand is '()', a zero-length axis 0.
+  --shapes '2x3,3x4'    two matrices        --shapes '2x0,(),5'   empty, scalar, vector
+  --shapes ''           no operand at all (for patterns checked against zero tensors)
+
+Patterns starting with '-' (e.g. '->') must follow '--':  einfuzz check --shapes '()' -- '->'
+
+Exit status: 0 every backend agrees with the reference, 1 a mismatch (or a case file's `expect`
+does not hold), 2 bad input (the diagnostic is printed with a caret under the column).
+Every failure prints the one command that reproduces it.)";
+
+}  // namespace
+
+std::vector<std::string> split_backend_list(const std::string& list) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    if (list.compare(start, 4, "cmd:") == 0) {
+      out.push_back(list.substr(start));
+      break;
+    }
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    out.push_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+Subcommand add_check(CLI::App& app) {
+  auto check = std::make_shared<CheckCommand>();
+  auto backend_lists = std::make_shared<std::vector<std::string>>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Run one einsum or reduce on the reference and the selected backends and judge it");
+  cmd->footer(kCheckFooter);
+  cmd->add_option("pattern", check->pattern,
+                  "einsum pattern, e.g. 'b i j, b j k -> b i k', or with --reduce a reduce pattern, "
+                  "e.g. 'b c (h 2) (w 2) -> b c h w'");
+  cmd->add_option("--reduce", check->reduce, "reduce with KIND: sum | prod | mean | min | max | any | all");
+  cmd->add_option("--axis", check->axes, "supplied reduce axis length NAME=LENGTH (repeatable), e.g. --axis h2=2")
+      ->allow_extra_args(false);  // one value per --axis, so the pattern is never swallowed
+  cmd->add_option("--shapes", check->shapes, "operand shapes, e.g. '2x3,3x4' (required unless --case)");
+  cmd->add_option("--dtype", check->dtype, "f32 | f64 | i32 | i64 | bool (bool only for reduce any/all)")
+      ->capture_default_str();
+  cmd->add_option("--values", check->values, "random | iota | ones | edge")->capture_default_str();
+  cmd->add_option("--seed", check->seed, "seed of the value generator")->capture_default_str();
+  cmd->add_option("--case", check->case_file, "run a case file (einfuzz-case/1) instead of the flags above");
+  cmd->add_option("--backend", *backend_lists,
+                  "backends to judge, comma-separated (repeatable; default fused; see `einfuzz backends`)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--json", check->json, "print one JSON document instead of the table");
+  cmd->add_option("--threads", check->run.exec.threads, "fused threads (0 = hardware concurrency)")
+      ->capture_default_str();
+  cmd->add_option("--tile", check->run.exec.tile_width, "fused tile width: 1, 4 or 8")
+      ->check(CLI::IsMember({1, 4, 8}))
+      ->capture_default_str();
+  cmd->add_flag("--strict-nan-payload", check->run.judge.strict_nan_payload, "compare NaN sign and payload bits too");
+  cmd->add_flag("--strict-signed-zero", check->run.strict_signed_zero,
+                "any-order oracle: a wrong sign of zero is a mismatch, not a note");
+  cmd->add_option("--shuffle-seed", check->run.shuffle_seed, "seed of the shuffle backend's choices")
+      ->capture_default_str();
+  cmd->add_option("--max-tensor-elements", check->run.limits.max_tensor_elements, "limit on any one tensor's elements")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--max-materialised-elements", check->run.limits.max_materialised_elements,
+                  "limit on the elements the reference materialises")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
+  return {cmd, [cmd, check, backend_lists] {
+            if (check->case_file.empty() && cmd->count("pattern") == 0) {
+              std::cerr << "error[invalidArgument]: a pattern is required unless --case is given\n"
+                        << "Run with --help for more information.\n";
+              return 2;
+            }
+            if (!backend_lists->empty()) {
+              check->backends.clear();
+              for (const std::string& list : *backend_lists) {
+                for (std::string& b : split_backend_list(list)) check->backends.push_back(std::move(b));
+              }
+            }
+            return run_check_command(*check, std::cout, std::cerr);
+          }};
+}
+
+}  // namespace einfuzz::cli

@@ -1,0 +1,24 @@
+// One `einfuzz` subcommand: its CLI11 definition and the action run when it was parsed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace einfuzz::cli {
+
+struct Subcommand {
+  CLI::App* app;             ///< owned by the top-level app
+  std::function<int()> run;  ///< returns the exit status; called only when `app` was parsed
+};
+
+/// Each subcommand lives in its own file (harness/src/cli/<name>.cpp).
+Subcommand add_check(CLI::App& app);
+
+/// Splits a --backend value: comma-separated names, except that a `cmd:` item extends to the end
+/// of the value (PROTOCOL.md A), so its command line may contain commas.
+std::vector<std::string> split_backend_list(const std::string& list);
+
+}  // namespace einfuzz::cli
