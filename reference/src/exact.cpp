@@ -40,48 +40,66 @@ int compare(const Dyadic& a, const Dyadic& b) {
 }
 
 template <class T>
-T Dyadic::round(Rounding mode) const {
+T round_binary(u128 magnitude, long exponent, bool negative, Rounding mode) {
   using L = std::numeric_limits<T>;
-  if (is_zero()) return T(0);
-  const bool negative = sgn(m_) < 0;
-  mpz_class mag = ::abs(m_);
-  const long bits = static_cast<long>(mpz_sizeinbase(mag.get_mpz_t(), 2));
-  const long top = bits - 1 + e_;                    // |value| in [2^top, 2^(top+1))
-  constexpr long p = L::digits;                      // 24 or 53
+  if (magnitude == 0) return T(0);
+  const auto hi = static_cast<std::uint64_t>(magnitude >> 64);
+  const long bits = hi ? 128 - __builtin_clzll(hi) : 64 - __builtin_clzll(static_cast<std::uint64_t>(magnitude));
+  const long top = bits - 1 + exponent;                        // |value| in [2^top, 2^(top+1))
+  constexpr long p = L::digits;                                // 24 or 53
   constexpr long min_quantum = L::min_exponent - 1 - (p - 1);  // exponent of denorm_min
-  constexpr long max_top = L::max_exponent - 1;      // exponent of the largest binade
+  constexpr long max_top = L::max_exponent - 1;                // exponent of the largest binade
   const long quantum = std::max(top - (p - 1), min_quantum);
 
-  // Direction of rounding the magnitude: up (away from zero) or down (towards zero).
-  auto round_away = [&](bool half, bool sticky, bool odd) {
-    switch (mode) {
-      case Rounding::nearest_even: return half && (sticky || odd);
-      case Rounding::up: return !negative && (half || sticky);
-      case Rounding::down: return negative && (half || sticky);
-    }
-    return false;
-  };
-  mpz_class q;  // the magnitude in units of 2^quantum, after rounding
-  const long shift = quantum - e_;
+  std::uint64_t q;  // the magnitude in units of 2^quantum, after rounding (at most p + 1 bits)
+  const long shift = quantum - exponent;
   if (shift <= 0) {
-    mpz_mul_2exp(q.get_mpz_t(), mag.get_mpz_t(), static_cast<mp_bitcnt_t>(-shift));
+    q = static_cast<std::uint64_t>(magnitude) << -shift;  // magnitude < 2^p here, so this is exact
   } else {
-    mpz_fdiv_q_2exp(q.get_mpz_t(), mag.get_mpz_t(), static_cast<mp_bitcnt_t>(shift));
-    const bool half = mpz_tstbit(mag.get_mpz_t(), static_cast<mp_bitcnt_t>(shift - 1)) != 0;
-    const bool sticky = mpz_scan1(mag.get_mpz_t(), 0) < static_cast<mp_bitcnt_t>(shift - 1);
-    if (round_away(half, sticky, mpz_odd_p(q.get_mpz_t()) != 0)) q += 1;
+    const bool half = shift - 1 < 128 && ((magnitude >> (shift - 1)) & 1) != 0;
+    const u128 below = shift - 1 >= 128 ? magnitude : magnitude & ((u128(1) << (shift - 1)) - 1);
+    const bool sticky = below != 0;
+    q = shift >= 128 ? 0 : static_cast<std::uint64_t>(magnitude >> shift);
+    bool away = false;
+    switch (mode) {
+      case Rounding::nearest_even: away = half && (sticky || (q & 1) != 0); break;
+      case Rounding::up: away = !negative && (half || sticky); break;
+      case Rounding::down: away = negative && (half || sticky); break;
+    }
+    if (away) ++q;
   }
-  // q < 2^(p+1); a carry to 2^p is still exact. Beyond the largest binade it overflows.
-  const T magnitude_unit = static_cast<T>(q.get_d());  // exact: q has at most p+1 bits
   T result;
-  if (quantum + static_cast<long>(mpz_sizeinbase(q.get_mpz_t(), 2)) - 1 > max_top) {
+  if (q != 0 && quantum + (63 - __builtin_clzll(q)) > max_top) {
     // Overflow: nearest gives inf; directed rounding gives inf away from the direction, else max.
     const bool to_inf = mode == Rounding::nearest_even || (mode == Rounding::up) != negative;
     result = to_inf ? L::infinity() : L::max();
   } else {
-    result = std::ldexp(magnitude_unit, static_cast<int>(quantum));
+    result = std::ldexp(static_cast<T>(q), static_cast<int>(quantum));  // exact: q has <= p + 1 bits
   }
   return negative ? -result : result;
+}
+template float round_binary<float>(u128, long, bool, Rounding);
+template double round_binary<double>(u128, long, bool, Rounding);
+
+template <class T>
+T Dyadic::round(Rounding mode) const {
+  if (is_zero()) return T(0);
+  const bool negative = sgn(m_) < 0;
+  mpz_class mag = ::abs(m_);
+  long exponent = e_;
+  const long bits = static_cast<long>(mpz_sizeinbase(mag.get_mpz_t(), 2));
+  if (bits > 120) {
+    // Keep the top 120 bits (far more than p + 2) and fold everything below into a sticky bit.
+    const long drop = bits - 120;
+    const bool sticky = mpz_scan1(mag.get_mpz_t(), 0) < static_cast<mp_bitcnt_t>(drop);
+    mpz_fdiv_q_2exp(mag.get_mpz_t(), mag.get_mpz_t(), static_cast<mp_bitcnt_t>(drop));
+    mpz_mul_2exp(mag.get_mpz_t(), mag.get_mpz_t(), 1);
+    if (sticky) mag += 1;
+    exponent += drop - 1;
+  }
+  std::uint64_t words[2] = {0, 0};
+  mpz_export(words, nullptr, -1, sizeof(std::uint64_t), 0, 0, mag.get_mpz_t());
+  return round_binary<T>((u128(words[1]) << 64) | words[0], exponent, negative, mode);
 }
 template float Dyadic::round<float>(Rounding) const;
 template double Dyadic::round<double>(Rounding) const;

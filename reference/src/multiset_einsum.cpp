@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "einfuzz/reference/multiset.hpp"
+#include "exact_sum.hpp"
 #include "materialise.hpp"
 
 namespace einfuzz::reference {
@@ -70,34 +71,49 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
     const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
     for (int i = 0; i < k; ++i) underflow_floor = underflow_floor * one_plus_u;
   }
-  const Dyadic one(1, 0);
 
   MultisetEinsum out;
   out.rounded = Tensor(dtype_of_v<T>, e.output_shape);
   auto rounded = out.rounded.values<T>();
   out.elements.resize(static_cast<std::size_t>(e.output_size));
+  // Per element: every finite term as an exact (m, e) pair when its product fits 127 bits (the
+  // common case), else as a Dyadic; then one exact sum per sign in a digit accumulator.
+  std::vector<detail::ExactTerm> finite_terms, grow_terms;
+  detail::DigitAccumulator positive, negative_part, grow_sum;
   for (std::int64_t o = 0; o < e.output_size; ++o) {
     ElementTruth& t = out.elements[static_cast<std::size_t>(o)];
     t.terms = K;
     t.factors = k;
-    ExactAccumulator sum, abs_sum, magnitude;
+    finite_terms.clear();
+    grow_terms.clear();
+    ExactAccumulator wide_sum, wide_abs_sum, wide_magnitude;  // the rare > 127-bit products
+    bool any_wide = false;
     bool pos_inf = false, neg_inf = false, nan_term = false;
     detail::for_each_term(e, gshape, o, [&](std::int64_t g) {
       bool has_nan = false, has_inf = false, has_zero = false, negative = false;
-      Dyadic product(1, 0), grow(1, 0), shrink(1, 0);
+      detail::ExactTerm product, grow;
       for (int m = 0; m < k; ++m) {
         const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
         if (std::isnan(x)) { has_nan = true; continue; }
         negative ^= std::signbit(x);
         if (std::isinf(x)) { has_inf = true; continue; }
-        if (x == 0) has_zero = true;
-        const Dyadic d = Dyadic::of(x);
-        product = product * d;
-        const Dyadic a = d.abs();
-        grow = grow * (compare(a, one) > 0 ? a : one);
-        shrink = shrink * (compare(a, one) < 0 ? a : one);
+        if (x == 0) { has_zero = true; continue; }
+        const detail::Decomposed d = detail::decompose(x);
+        product.multiply(d);
+        if (std::fabs(x) > T(1)) grow.multiply(d);
       }
-      magnitude.add(grow);  // over the finite factors of every term (§3)
+      // Every term contributes Π max(1,|x|) over its finite factors to M (§3), zero or not.
+      if (grow.wide) {
+        any_wide = true;
+        Dyadic exact_grow(1, 0);
+        for (int m = 0; m < k; ++m) {
+          const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
+          if (std::isfinite(x) && std::fabs(x) > T(1)) exact_grow = exact_grow * Dyadic::of(std::fabs(x));
+        }
+        wide_magnitude.add(exact_grow);
+      } else {
+        grow_terms.push_back(grow);
+      }
       if (has_nan) {
         t.nan_input = true;
         nan_term = true;
@@ -106,20 +122,74 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
         nan_term = true;
       } else if (has_inf) {
         (negative ? neg_inf : pos_inf) = true;
+        Dyadic shrink(1, 0);
+        for (int m = 0; m < k; ++m) {
+          const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
+          if (std::isfinite(x) && std::fabs(x) < T(1)) shrink = shrink * Dyadic::of(std::fabs(x));
+        }
         if (compare(shrink, underflow_floor) < 0) t.no_inf_underflow = false;
-      } else {
-        sum.add(product);
-        abs_sum.add(product.abs());
+      } else if (!has_zero) {
+        if (product.wide) {
+          any_wide = true;
+          Dyadic exact_product(1, 0);  // Dyadic::of keeps each factor's sign
+          for (int m = 0; m < k; ++m) {
+            exact_product = exact_product * Dyadic::of(broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)]);
+          }
+          wide_sum.add(exact_product);
+          wide_abs_sum.add(exact_product.abs());
+        } else {
+          product.negative = negative;
+          finite_terms.push_back(product);
+        }
       }
     });
+    // Exact sums over a window that covers every term (plus carry headroom inside the accumulator).
+    const auto window = [](const std::vector<detail::ExactTerm>& terms, long& base, long& bits) {
+      long lo = 0, hi = 0;
+      for (std::size_t i = 0; i < terms.size(); ++i) {
+        lo = i ? std::min(lo, terms[i].e) : terms[i].e;
+        hi = i ? std::max(hi, terms[i].e) : terms[i].e;
+      }
+      base = lo;
+      bits = hi - lo + 128;
+    };
+    const bool single = finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide;
+    if (single) {
+      // One term at most (passthrough, diagonals, outer products): no accumulator, no GMP rounding.
+      const detail::ExactTerm term = finite_terms.empty() ? detail::ExactTerm{0, 0} : finite_terms.front();
+      const detail::ExactTerm grow = grow_terms.empty() ? detail::ExactTerm{0, 0} : grow_terms.front();
+      t.exact = Dyadic::of_u128(term.m, term.e, term.negative);
+      t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
+      t.magnitude = round_binary<double>(grow.m, grow.e, false, Rounding::up);
+    } else {
+      long base = 0, bits = 0;
+      window(finite_terms, base, bits);
+      positive.reset(base, bits);
+      negative_part.reset(base, bits);
+      for (const auto& term : finite_terms) (term.negative ? negative_part : positive).add(term.m, term.e);
+      const Dyadic pos = positive.value();
+      const Dyadic neg = negative_part.value();
+      window(grow_terms, base, bits);
+      grow_sum.reset(base, bits);
+      for (const auto& term : grow_terms) grow_sum.add(term.m, term.e);
+      ExactAccumulator sum, abs_sum, magnitude;
+      sum.add(pos);
+      sum.add(-neg);
+      sum.add(wide_sum.value());
+      abs_sum.add(pos);
+      abs_sum.add(neg);
+      abs_sum.add(wide_abs_sum.value());
+      magnitude.add(grow_sum.value());
+      magnitude.add(wide_magnitude.value());
+      t.exact = sum.value();
+      t.abs_sum = abs_sum.value().round<double>(Rounding::up);
+      t.magnitude = magnitude.value().round<double>(Rounding::up);
+    }
     t.mixed_inf = pos_inf && neg_inf;
     t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
                     : pos_inf                 ? ValueClass::pos_inf
                     : neg_inf                 ? ValueClass::neg_inf
                                               : ValueClass::finite;
-    t.exact = sum.value();
-    t.abs_sum = abs_sum.value().round<double>(Rounding::up);
-    t.magnitude = magnitude.value().round<double>(Rounding::up);
     t.no_overflow = mul_up(t.magnitude, growth) < fc.omega;
     // U = (k−1)·η·(1+u)^N'·M with η = 2^(emin−p) exactly (f64: 2^-1075, below every double):
     // scale by η last, unless the unscaled product overflows.

@@ -11,6 +11,13 @@ namespace einfuzz::reference {
 /// Rounding directions for `Dyadic::round`.
 enum class Rounding { nearest_even, up, down };
 
+__extension__ using u128 = unsigned __int128;  // GCC/Clang extension, silenced for -Wpedantic
+
+/// ±magnitude·2^exponent rounded once to T (float or double) in the given direction, with IEEE
+/// subnormals and overflow (nearest: ±inf past the threshold; directed: ±inf or ±max). 0 → +0.
+template <class T>
+T round_binary(u128 magnitude, long exponent, bool negative, Rounding mode);
+
 /// An exact dyadic rational `m · 2^e` (m a GMP integer; zero is m = 0).
 class Dyadic {
  public:
@@ -20,6 +27,15 @@ class Dyadic {
   /// The exact value of a finite float or double (±0 both give 0: a dyadic zero has no sign).
   template <class T>
   static Dyadic of(T finite);
+
+  /// ±magnitude·2^exponent.
+  static Dyadic of_u128(u128 magnitude, long exponent, bool negative) {
+    mpz_class m;
+    const std::uint64_t words[2] = {static_cast<std::uint64_t>(magnitude), static_cast<std::uint64_t>(magnitude >> 64)};
+    mpz_import(m.get_mpz_t(), 2, -1, sizeof(std::uint64_t), 0, 0, words);
+    if (negative) m = -m;
+    return Dyadic(std::move(m), exponent);
+  }
 
   const mpz_class& mantissa() const noexcept { return m_; }
   long exponent() const noexcept { return e_; }
