@@ -25,8 +25,18 @@ endfunction()
 
 # einfuzz_test(NAME <name> SOURCES ... DEPS ... [ENV k=v ...]): a GoogleTest/RapidCheck executable
 # registered with CTest test by test.
+# RapidCheck case counts in ENV ("max_success=N") are scaled by EINFUZZ_RC_SCALE percent, so the
+# sanitizer build can run the same properties with fewer cases (the release run keeps full counts).
+set(EINFUZZ_RC_SCALE "100" CACHE STRING "Percentage applied to RapidCheck max_success counts")
 function(einfuzz_test)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;ENV" ${ARGN})
+  if(ARG_ENV MATCHES "max_success=([0-9]+)")
+    math(EXPR scaled "${CMAKE_MATCH_1} * ${EINFUZZ_RC_SCALE} / 100")
+    if(scaled LESS 1)
+      set(scaled 1)
+    endif()
+    string(REGEX REPLACE "max_success=[0-9]+" "max_success=${scaled}" ARG_ENV "${ARG_ENV}")
+  endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
   target_compile_options(${ARG_NAME} PRIVATE ${EINFUZZ_FP_FLAGS} ${EINFUZZ_WARNINGS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} einfuzz_test_support GTest::gtest_main)
