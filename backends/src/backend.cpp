@@ -18,6 +18,16 @@ std::string_view nan_profile_name(NanProfile p) noexcept {
   return "?";
 }
 
+std::string_view fault_kind_name(FaultKind k) noexcept {
+  switch (k) {
+    case FaultKind::crash: return "crash";
+    case FaultKind::timeout: return "timeout";
+    case FaultKind::protocol: return "protocol";
+    case FaultKind::input_modified: return "input-modified";
+  }
+  return "?";
+}
+
 bool Backend::supports(const Case& c) const {
   const Capabilities& caps = capabilities();
   auto has = [](const auto& list, const auto& x) { return std::find(list.begin(), list.end(), x) != list.end(); };

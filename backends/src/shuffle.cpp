@@ -1,5 +1,5 @@
-// The shuffle backend: a correct any-order einsum that evaluates every element along random valid
-// paths (summation trees, product associations, FMA, wider accumulators, pairwise contractions).
+// The shuffle backend: a correct any-order einsum and reduce that evaluates every element along random
+// valid paths (summation trees, product associations, FMA, wider accumulators, pairwise contractions).
 #include "einfuzz/backends/shuffle.hpp"
 
 #include <algorithm>
@@ -13,11 +13,26 @@
 #include <vector>
 
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/choice.hpp"
 #include "einfuzz/core/scalar.hpp"
 
 namespace einfuzz {
 namespace {
+
+/// Merges random pairs of `v` with `op` (operands in random order) until `keep` (>= 1) values
+/// remain: every tree shape and every operand order is reachable.
+template <class V, class Op>
+void merge_randomly(Rng& rng, std::vector<V>& v, std::size_t keep, Op&& op) {
+  while (v.size() > keep) {
+    const std::size_t i = rng.below(v.size());
+    std::size_t j = rng.below(v.size() - 1);
+    if (j >= i) ++j;
+    v[i] = op(v[i], v[j]);
+    v[j] = v.back();
+    v.pop_back();
+  }
+}
 
 /// A leaf or partial result of a summation tree: a value, or a product whose rounding is still
 /// pending so that the addition consuming it may fuse it (std::fma).
@@ -38,18 +53,14 @@ class Shuffler {
   /// pending when FMA is in play.
   Node<W> product(std::vector<W>& f) {
     if (f.empty()) return {W(1)};
-    while (f.size() > 2) {
-      const std::size_t i = rng_.below(f.size());
-      std::size_t j = rng_.below(f.size() - 1);
-      if (j >= i) ++j;
-      f[i] = mul(f[i], f[j]);
-      f[j] = f.back();
-      f.pop_back();
-    }
+    merge_randomly(rng_, f, 2, [&](W x, W y) { return mul(x, y); });
     if (f.size() == 1) return {f[0]};
     if (fma_) return {f[0], f[1], true};
     return {mul(f[0], f[1])};
   }
+
+  /// The product of `f` (consumed) along a random binary tree, every multiplication rounded.
+  W product_value(std::vector<W>& f) { return resolve(product(f)); }
 
   /// A pending product a·b (rounded by whichever addition or resolution consumes it).
   Node<W> pending(W a, W b) { return fma_ ? Node<W>{a, b, true} : Node<W>{mul(a, b)}; }
@@ -58,7 +69,9 @@ class Shuffler {
   W sum(std::vector<Node<W>>& nodes) {
     if (nodes.empty()) return W{};
     // An explicit +0 start somewhere in the tree (as `0 + x` does): exact, except that -0 + +0 = +0.
-    if (rng_.chance(1, 4)) nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(rng_.below(nodes.size() + 1)), Node<W>{});
+    if (rng_.chance(1, 4)) {
+      nodes.insert(nodes.begin() + static_cast<std::ptrdiff_t>(rng_.below(nodes.size() + 1)), Node<W>{});
+    }
     switch (rng_.below(5)) {
       case 0: return resolve(sequential(nodes, 0, nodes.size()));
       case 1: shuffle(nodes); return resolve(sequential(nodes, 0, nodes.size()));
@@ -97,14 +110,7 @@ class Shuffler {
 
   /// Random pairwise merges: every binary tree shape is reachable.
   Node<W> pairwise(std::vector<Node<W>>& v) {
-    while (v.size() > 1) {
-      const std::size_t i = rng_.below(v.size());
-      std::size_t j = rng_.below(v.size() - 1);
-      if (j >= i) ++j;
-      v[i] = add(v[i], v[j]);
-      v[j] = v.back();
-      v.pop_back();
-    }
+    merge_randomly(rng_, v, 1, [&](const Node<W>& x, const Node<W>& y) { return add(x, y); });
     return v[0];
   }
 
@@ -355,11 +361,128 @@ class Evaluation {
   std::vector<std::span<const T>> x_;
 };
 
+/// Per elementary axis of a checked reduce, its stride in the input's row-major storage (a
+/// composite group (x y z) is row-major inside its dimension).
+std::vector<std::int64_t> elementary_strides(const CheckedReduce& r) {
+  std::vector<std::int64_t> stride(r.axes.size(), 0);
+  std::int64_t dim_stride = 1;
+  for (std::size_t d = r.input_groups.size(); d-- > 0;) {
+    std::int64_t s = dim_stride;
+    for (std::size_t k = r.input_groups[d].size(); k-- > 0;) {
+      const auto a = static_cast<std::size_t>(r.input_groups[d][k]);
+      stride[a] = s;
+      s *= r.axes[a].length;
+    }
+    dim_stride *= r.input_shape[d];
+  }
+  return stride;
+}
+
+/// Calls fn(fibre) once per output element in row-major order, with the element's fibre read in
+/// row-major order over the reduced axes (empty when a reduced length is 0).
+template <class T, class Fn>
+void for_each_fibre(const CheckedReduce& r, std::span<const T> x, Fn&& fn) {
+  const std::vector<std::int64_t> stride = elementary_strides(r);
+  Shape lengths;
+  for (const ElementaryAxis& a : r.axes) lengths.push_back(a.length);
+  std::vector<int> kept;
+  for (const std::vector<int>& group : r.output_groups) kept.insert(kept.end(), group.begin(), group.end());
+  std::vector<std::int64_t> coords(r.axes.size(), 0);
+  std::vector<T> fibre;
+  for_each_coord(kept, lengths, coords, [&] {
+    fibre.clear();
+    for_each_coord(r.reduced, lengths, coords,
+                   [&] { fibre.push_back(x[static_cast<std::size_t>(offset(stride, coords))]); });
+    fn(std::span<const T>(fibre));
+  });
+}
+
+/// IEEE 754-2019 minimum/maximum when `zero_order` (-0 < +0), else a plain comparison whose ±0 tie
+/// keeps `a`, as numpy's does; NaN propagates either way: both are the `propagate` profile (§5).
+template <class T>
+T extreme(T a, T b, bool is_max, bool zero_order) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return a;
+    if (std::isnan(b)) return b;
+    if (a == b && zero_order) return std::signbit(a) != is_max ? a : b;
+  }
+  return (is_max ? b > a : b < a) ? b : a;
+}
+
+/// One call's evaluation of a checked reduce (ORACLE.md §4): every fibre in its own random order,
+/// in the accumulator type W where it may round (sum, mean, prod) and T elsewhere.
+template <class T, class W>
+class ReduceEvaluation {
+ public:
+  explicit ReduceEvaluation(Rng& rng) : rng_(rng), sh_(rng, false), zero_order_(rng.chance(1, 2)) {}
+
+  /// One output element of kind `kind` from its fibre `x` (empty only for sum, prod, any, all: the
+  /// checker rejects empty fibres for mean, min and max).
+  T fibre(Reduction kind, std::span<const T> x) {
+    switch (kind) {
+      case Reduction::sum: return static_cast<T>(sum(x));
+      case Reduction::mean: return mean(x);
+      case Reduction::prod: return prod(x);
+      case Reduction::min:
+      case Reduction::max: return extreme_of(x, kind == Reduction::max);
+      case Reduction::any: return logical(x, true);
+      case Reduction::all: return logical(x, false);
+    }
+    return T{};
+  }
+
+ private:
+  /// A random summation tree (+0 for an empty fibre).
+  W sum(std::span<const T> x) {
+    nodes_.clear();
+    for (const T v : x) nodes_.push_back({static_cast<W>(v)});
+    return sh_.sum(nodes_);
+  }
+
+  /// The random-tree sum divided by n or multiplied by 1/n (the two paths §4's γ_{n+2} allows),
+  /// in W, rounded once to T.
+  T mean(std::span<const T> x) {
+    const W n = static_cast<W>(x.size());
+    const W s = sum(x);
+    return static_cast<T>(rng_.chance(1, 2) ? s / n : s * (W(1) / n));
+  }
+
+  /// A random association (1 for an empty fibre).
+  T prod(std::span<const T> x) {
+    factors_.assign(x.begin(), x.end());
+    return static_cast<T>(sh_.product_value(factors_));
+  }
+
+  /// min or max along a random tree, the operands of each comparison in random order.
+  T extreme_of(std::span<const T> x, bool is_max) {
+    values_.assign(x.begin(), x.end());
+    merge_randomly(rng_, values_, 1, [&](T a, T b) { return extreme(a, b, is_max, zero_order_); });
+    return values_[0];
+  }
+
+  /// any (or all) along a random tree; false (true) for an empty fibre.
+  T logical(std::span<const T> x, bool any) {
+    values_.assign(1, static_cast<T>(any ? 0 : 1));
+    for (const T v : x) values_.push_back(static_cast<T>(v != 0));
+    merge_randomly(rng_, values_, 1, [&](T a, T b) { return static_cast<T>(any ? (a || b) : (a && b)); });
+    return values_[0];
+  }
+
+  Rng& rng_;
+  Shuffler<W> sh_;
+  bool zero_order_;  ///< this call's min/max order ±0 as IEEE minimum/maximum do
+  // Scratch reused by every fibre.
+  std::vector<Node<W>> nodes_;
+  std::vector<W> factors_;
+  std::vector<T> values_;
+};
+
 class ShuffleBackend final : public Backend {
  public:
   explicit ShuffleBackend(const ShuffleOptions& options) : options_(options) {
-    caps_.ops = {Op::einsum};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};
+    caps_.ops = {Op::einsum, Op::reduce};
+    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};  // bool: any/all
+    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
     caps_.semantics = Semantics::any_order;
     caps_.nan_profile = NanProfile::propagate;
     caps_.factoring = options.factoring;
@@ -368,41 +491,25 @@ class ShuffleBackend final : public Backend {
   std::string_view name() const override { return "shuffle"; }
   const Capabilities& capabilities() const override { return caps_; }
 
-  BackendResult run(const Case& c) override {
-    if (c.op != Op::einsum) return Unsupported{"shuffle evaluates einsum only"};
-    if (!is_float(c.dtype) && !is_integer(c.dtype)) return Unsupported{"shuffle: no einsum on bool"};
-    std::vector<Shape> shapes;
-    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-      if (c.inputs[k].dtype() != c.dtype) {
-        return Rejected{"invalidArgument", "input " + std::to_string(k) + " is not " + std::string(dtype_name(c.dtype))};
-      }
-      shapes.push_back(c.inputs[k].shape());
-    }
-    auto checked = check_einsum(c.pattern, shapes);
-    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    Rng rng(Rng::mix(options_.seed, calls_++));
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, Bool8>) {
-        return Unsupported{"shuffle: no einsum on bool"};
-      } else {
-        return evaluate<T>(*checked, c.inputs, rng);
-      }
-    });
+ private:
+  // Defined before einsum() and reduce(): clang 14 does not find a member template used in a
+  // generic lambda before its definition.
+  /// Whether this call accumulates in Wider<T>, rounding once at the end (the one extra rounding
+  /// that N' and mean's γ_{n+2} pay for, ORACLE.md §2, §4).
+  template <class T>
+  bool wider(Rng& rng) const {
+    using Wide = typename Wider<T>::type;
+    return options_.wider && std::numeric_limits<Wide>::digits > std::numeric_limits<T>::digits && rng.chance(1, 4);
   }
 
- private:
   template <class T>
   Tensor evaluate(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng) const {
     Tensor out(dtype_of_v<T>, e.output_shape);  // +0 / 0 everywhere
     // K = 0: no term exists and the value is +0 on every path; factoring must not turn it into
     // (Σ a)·(Σ_∅ b) = Inf·0 (ORACLE.md §3).
     if (e.output_size == 0 || e.contraction_size == 0) return out;
-    using Wide = typename Wider<T>::type;
-    const bool wider = options_.wider && std::numeric_limits<Wide>::digits > std::numeric_limits<T>::digits &&
-                       rng.chance(1, 4);
-    if (wider) {
-      run_with<T, Wide>(e, inputs, rng, out.values<T>());
+    if (wider<T>(rng)) {
+      run_with<T, typename Wider<T>::type>(e, inputs, rng, out.values<T>());
     } else {
       run_with<T, T>(e, inputs, rng, out.values<T>());
     }
@@ -420,6 +527,68 @@ class ShuffleBackend final : public Backend {
     }
   }
 
+  template <class T>
+  Tensor evaluate_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng) const {
+    Tensor out(dtype_of_v<T>, r.output_shape);
+    if constexpr (std::is_same_v<T, Bool8>) {
+      reduce_with<T, T>(r, input, rng, out.values<T>());
+    } else {
+      if (wider<T>(rng)) {
+        reduce_with<T, typename Wider<T>::type>(r, input, rng, out.values<T>());
+      } else {
+        reduce_with<T, T>(r, input, rng, out.values<T>());
+      }
+    }
+    return out;
+  }
+
+  template <class T, class W>
+  static void reduce_with(const CheckedReduce& r, const Tensor& input, Rng& rng, std::span<T> out) {
+    ReduceEvaluation<T, W> eval(rng);
+    std::size_t o = 0;
+    for_each_fibre<T>(r, input.values<T>(), [&](std::span<const T> fibre) { out[o++] = eval.fibre(r.kind, fibre); });
+  }
+
+ public:
+  BackendResult run(const Case& c) override {
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      if (c.inputs[k].dtype() != c.dtype) {
+        return Rejected{"invalidArgument",
+                        "input " + std::to_string(k) + " is not " + std::string(dtype_name(c.dtype))};
+      }
+    }
+    return c.op == Op::einsum ? einsum(c) : reduce(c);
+  }
+
+ private:
+  BackendResult einsum(const Case& c) {
+    if (!is_float(c.dtype) && !is_integer(c.dtype)) return Unsupported{"shuffle: no einsum on bool"};
+    std::vector<Shape> shapes;
+    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    auto checked = check_einsum(c.pattern, shapes);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    Rng rng(Rng::mix(options_.seed, calls_++));
+    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, Bool8>) {
+        return Unsupported{"shuffle: no einsum on bool"};
+      } else {
+        return evaluate<T>(*checked, c.inputs, rng);
+      }
+    });
+  }
+
+  BackendResult reduce(const Case& c) {
+    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
+    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    Rng rng(Rng::mix(options_.seed, calls_++));
+    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
+      return evaluate_reduce<decltype(tag)>(*checked, c.inputs[0], rng);
+    });
+  }
+
+ private:
   ShuffleOptions options_;
   Capabilities caps_;
   std::uint64_t calls_ = 0;

@@ -258,6 +258,21 @@ void append_values(std::string& out, const Tensor& t) {
   }
 }
 
+void append_layout(std::string& out, const InputLayout& layout) {
+  out += ", \"layout\": {\"strides\": [";
+  for (std::size_t d = 0; d < layout.strides.size(); ++d) {
+    if (d) out += ", ";
+    out += std::to_string(layout.strides[d]);
+  }
+  out += "], \"offset\": " + std::to_string(layout.offset) + ", \"storage\": " + std::to_string(layout.storage);
+  if (layout.fill && layout.fill->size() == 1) {
+    out += ", \"fill\": ";
+    out += layout.fill->dtype() == DType::boolean ? format_value(*layout.fill, 0)
+                                                  : "\"" + format_value(*layout.fill, 0) + "\"";
+  }
+  out += "}";
+}
+
 std::string write_case_text(const Case& c, bool with_origin) {
   std::string out = "{\n  \"format\": " + quote(kFormat) + ",\n  \"op\": " + quote(op_name(c.op)) +
                     ",\n  \"pattern\": " + quote(c.pattern) +
@@ -279,7 +294,9 @@ std::string write_case_text(const Case& c, bool with_origin) {
     }
     out += "], \"values\": [";
     append_values(out, c.inputs[i]);
-    out += "]}";
+    out += "]";
+    if (i < c.layouts.size() && c.layouts[i]) append_layout(out, *c.layouts[i]);
+    out += "}";
   }
   out += c.inputs.empty() ? "]" : "\n  ]";
   if (c.expect_error) {
@@ -458,7 +475,9 @@ class Reader {
   }
 
   Result<Shape> read_shape(const Json& j, const std::string& field) const;
-  Result<Tensor> read_input(const Json& j, DType dtype, const std::string& field) const;
+  Result<Tensor> read_input(const Json& j, DType dtype, const std::string& field,
+                            std::optional<InputLayout>& layout) const;
+  Result<InputLayout> read_layout(const Json& j, DType dtype, const std::string& field) const;
   template <class T>
   Result<Tensor> read_values(const Json& values, Shape shape, DType dtype, const std::string& field) const;
 
@@ -520,11 +539,57 @@ Result<Tensor> Reader::read_values(const Json& values, Shape shape, DType dtype,
   return Tensor(std::move(shape), std::move(out));
 }
 
-Result<Tensor> Reader::read_input(const Json& j, DType dtype, const std::string& field) const {
+Result<InputLayout> Reader::read_layout(const Json& j, DType dtype, const std::string& field) const {
+  if (!j.is_object()) {
+    return fail(field, "must be an object {\"strides\": [...], \"offset\": N, \"storage\": N}, got " + describe(j));
+  }
+  for (const auto& [k, v] : j.items()) {
+    if (k != "strides" && k != "offset" && k != "storage" && k != "fill") {
+      return fail(field, "unknown key " + sanitize(quote(k), 80));
+    }
+  }
+  const auto int64_field = [&](const char* key, std::int64_t& out) -> std::optional<Diagnostic> {
+    const auto it = j.find(key);
+    if (it == j.end()) return fail(field, std::string("missing field \"") + key + "\"");
+    if (!it->is_number_integer() ||
+        (it->is_number_unsigned() &&
+         it->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+      return fail(field + "." + key, "must be an integer in the int64 range, got " + describe(*it));
+    }
+    out = it->get<std::int64_t>();
+    return std::nullopt;
+  };
+  InputLayout layout;
+  if (auto d = int64_field("offset", layout.offset)) return *d;
+  if (auto d = int64_field("storage", layout.storage)) return *d;
+  const auto strides = j.find("strides");
+  if (strides == j.end()) return fail(field, "missing field \"strides\"");
+  if (!strides->is_array()) return fail(field + ".strides", "must be an array of integers, got " + describe(*strides));
+  for (std::size_t d = 0; d < strides->size(); ++d) {
+    const Json& v = (*strides)[d];
+    if (!v.is_number_integer() ||
+        (v.is_number_unsigned() &&
+         v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+      return fail(field + ".strides[" + std::to_string(d) + "]", "must be an integer in the int64 range, got " + describe(v));
+    }
+    layout.strides.push_back(v.get<std::int64_t>());
+  }
+  if (const auto fill = j.find("fill"); fill != j.end()) {
+    auto t = visit_dtype(dtype, [&](auto tag) {
+      return read_values<decltype(tag)>(Json::array({*fill}), Shape{}, dtype, field + ".fill");
+    });
+    if (!t) return std::move(t).error();
+    layout.fill = std::move(*t);
+  }
+  return layout;
+}
+
+Result<Tensor> Reader::read_input(const Json& j, DType dtype, const std::string& field,
+                                  std::optional<InputLayout>& layout) const {
   if (!j.is_object())
     return fail(field, "must be an object {\"shape\": [...], \"values\": [...]}, got " + describe(j));
   for (const auto& [k, v] : j.items()) {
-    if (k != "shape" && k != "values") return fail(field, "unknown key " + sanitize(quote(k), 80));
+    if (k != "shape" && k != "values" && k != "layout") return fail(field, "unknown key " + sanitize(quote(k), 80));
   }
   if (!j.contains("shape")) return fail(field, "missing field \"shape\"");
   if (!j.contains("values")) return fail(field, "missing field \"values\"");
@@ -543,9 +608,18 @@ Result<Tensor> Reader::read_input(const Json& j, DType dtype, const std::string&
     return fail(values_field, "shape " + format_shape(*shape) + " needs " + std::to_string(*count) +
                                   " values, found " + std::to_string(values.size()));
   }
-  return visit_dtype(dtype, [&](auto tag) {
+  auto tensor = visit_dtype(dtype, [&](auto tag) {
     return read_values<decltype(tag)>(values, std::move(*shape), dtype, values_field);
   });
+  if (!tensor || !j.contains("layout")) return tensor;
+  auto parsed = read_layout(j["layout"], dtype, field + ".layout");
+  if (!parsed) return std::move(parsed).error();
+  if (auto storage = layout_storage(*tensor, *parsed, limits_); !storage) {
+    const Diagnostic& d = storage.error();
+    return fail(field + ".layout", d.message, d.code == Code::sizeLimitExceeded ? d.code : Code::malformedCase);
+  }
+  layout = std::move(*parsed);
+  return tensor;
 }
 
 Result<Case> Reader::read(std::string_view text) {
@@ -630,11 +704,18 @@ Result<Case> Reader::read(std::string_view text) {
   if (!inputs) return fail("", "missing field \"inputs\"");
   if (!inputs->is_array()) return fail("inputs", "must be an array, got " + describe(*inputs));
   c.inputs.reserve(inputs->size());
+  std::vector<std::optional<InputLayout>> layouts;
+  bool any_layout = false;
   for (std::size_t i = 0; i < inputs->size(); ++i) {
-    auto t = read_input((*inputs)[i], c.dtype, "inputs[" + std::to_string(i) + "]");
+    std::optional<InputLayout> layout;
+    auto t = read_input((*inputs)[i], c.dtype, "inputs[" + std::to_string(i) + "]", layout);
     if (!t) return std::move(t).error();
     c.inputs.push_back(std::move(*t));
+    any_layout = any_layout || layout.has_value();
+    layouts.push_back(std::move(layout));
   }
+  // `layouts` stays empty for the common case without any layout (so cases compare as before).
+  if (any_layout) c.layouts = std::move(layouts);
 
   if (const Json* expect = find_field("expect")) {
     if (!expect->is_object())
@@ -668,6 +749,72 @@ Result<Case> Reader::read(std::string_view text) {
 }
 
 }  // namespace
+
+Result<Tensor> layout_storage(const Tensor& logical, const InputLayout& layout, const Limits& limits) {
+  const Shape& shape = logical.shape();
+  const auto bad = [](const std::string& what) { return make_diagnostic(Code::invalidArgument, "layout: " + what); };
+  if (layout.strides.size() != shape.size()) {
+    return bad(std::to_string(layout.strides.size()) + " strides for a rank-" + std::to_string(shape.size()) +
+               " input");
+  }
+  if (layout.storage < 0) return bad("negative storage size " + std::to_string(layout.storage));
+  if (layout.offset < 0) return bad("negative offset " + std::to_string(layout.offset));
+  if (auto size = check_tensor_size(Shape{layout.storage}, limits, "layout storage"); !size) {
+    return std::move(size).error();
+  }
+  if (layout.fill && (layout.fill->dtype() != logical.dtype() || layout.fill->rank() != 0)) {
+    return bad("the fill value must be a scalar of the input's dtype");
+  }
+  const std::int64_t n = logical.size();
+  if (n > 0) {
+    // The extreme storage indices the view reaches; any overflow is out of range anyway.
+    std::int64_t lo = layout.offset;
+    std::int64_t hi = layout.offset;
+    bool overflow = false;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      std::int64_t extent = 0;
+      overflow = overflow || __builtin_mul_overflow(shape[d] - 1, layout.strides[d], &extent) ||
+                 __builtin_add_overflow(extent < 0 ? lo : hi, extent, extent < 0 ? &lo : &hi);
+    }
+    if (overflow || lo < 0 || hi >= layout.storage) {
+      return bad("the view reaches storage indices " + (overflow ? std::string("beyond int64") :
+                 std::to_string(lo) + " to " + std::to_string(hi)) + ", outside a storage of " +
+                 std::to_string(layout.storage) + " elements");
+    }
+  } else if (layout.offset > layout.storage) {
+    return bad("offset " + std::to_string(layout.offset) + " is past a storage of " + std::to_string(layout.storage) +
+               " elements");
+  }
+  return visit_dtype(logical.dtype(), [&](auto tag) -> Result<Tensor> {
+    using T = decltype(tag);
+    const T fill = layout.fill ? layout.fill->values<T>()[0] : T{};
+    std::vector<T> storage(static_cast<std::size_t>(layout.storage), fill);
+    std::vector<std::int64_t> writer(storage.size(), -1);  // which logical element wrote each slot
+    const std::span<const T> values = logical.values<T>();
+    std::vector<std::int64_t> coords(shape.size(), 0);
+    std::int64_t pos = layout.offset;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto slot = static_cast<std::size_t>(pos);
+      const auto value = static_cast<std::size_t>(i);
+      if (writer[slot] >= 0 && std::memcmp(&storage[slot], &values[value], sizeof(T)) != 0) {
+        return bad("logical elements " + std::to_string(writer[slot]) + " and " + std::to_string(i) +
+                   " share storage index " + std::to_string(pos) + " but hold different values");
+      }
+      storage[slot] = values[value];
+      writer[slot] = i;
+      // Row-major odometer over the logical coordinates, moving the storage index along.
+      for (std::size_t d = shape.size(); d-- > 0;) {
+        if (++coords[d] < shape[d]) {
+          pos += layout.strides[d];
+          break;
+        }
+        pos -= (shape[d] - 1) * layout.strides[d];
+        coords[d] = 0;
+      }
+    }
+    return Tensor(Shape{layout.storage}, std::move(storage));
+  });
+}
 
 std::string_view op_name(Op op) noexcept {
   switch (op) {

@@ -1,24 +1,152 @@
-// The one place that turns backend specs into backends.
+// The one place that turns backend specs into backends (built-ins, `all`, `cmd:`, `plugin:`).
 #include "einfuzz/harness/backend_registry.hpp"
+
+#include "einfuzz/backends/torch.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include "einfuzz/backends/plugin.hpp"
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/harness/check_command.hpp"
+
+extern char** environ;
 
 namespace einfuzz {
 
+namespace {
+
+/// True when `python -c 'import numpy'` exits 0 (its output discarded).
+bool imports_numpy(const std::string& python) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  std::string program = python;
+  std::string flag = "-c";
+  std::string code = "import numpy";
+  char* argv[] = {program.data(), flag.data(), code.data(), nullptr};
+  pid_t pid = -1;
+  const int rc = ::posix_spawnp(&pid, program.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return false;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::optional<std::filesystem::path> find_client_script() {
+  std::vector<std::filesystem::path> candidates;
+#ifdef EINFUZZ_SOURCE_DIR
+  candidates.push_back(std::filesystem::path(EINFUZZ_SOURCE_DIR) / "clients" / "numpy_backend.py");
+#endif
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path() / "clients" / "numpy_backend.py");
+  for (const auto& c : candidates) {
+    if (std::filesystem::is_regular_file(c, ec)) return c;
+  }
+  return std::nullopt;
+}
+
+std::optional<NumpyClient> probe_numpy_client() {
+  auto script = find_client_script();
+  if (!script) return std::nullopt;
+  std::vector<std::string> pythons;
+  if (const char* env = std::getenv("EINFUZZ_PYTHON"); env && *env) pythons.emplace_back(env);
+  // A python3 first on PATH (e.g. pyenv's) may lack numpy where Debian's /usr/bin/python3 has it.
+  pythons.emplace_back("python3");
+  pythons.emplace_back("/usr/bin/python3");
+  for (const std::string& p : pythons) {
+    if (imports_numpy(p)) return NumpyClient{p, *script};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<NumpyClient> find_numpy_client() {
+  static const std::optional<NumpyClient> client = probe_numpy_client();
+  return client;
+}
+
+std::unique_ptr<Backend> make_numpy_backend(bool optimize, const NumpyClient& client, const Limits& limits,
+                                            double timeout_seconds) {
+  ProcessOptions o;
+  o.command = shell_quote(client.python) + " " + shell_quote(client.script.string()) + (optimize ? " --optimize" : "");
+  o.name = optimize ? "numpy-opt" : "numpy";
+  o.limits = limits;
+  o.timeout_seconds = timeout_seconds;
+  return make_process_backend(std::move(o));
+}
+
 Result<std::vector<std::unique_ptr<Backend>>> make_backends(std::span<const std::string> specs,
-                                                            const RunOptions& options) {
+                                                            const RunOptions& options,
+                                                            const BackendSpecOptions& spec_options) {
   std::vector<std::unique_ptr<Backend>> out;
+  const auto builtin = [&](const std::string& name) -> std::unique_ptr<Backend> {
+    if (name == "numpy" || name == "numpy-opt") {
+      const auto client = find_numpy_client();
+      if (!client) return nullptr;
+      return make_numpy_backend(name == "numpy-opt", *client, options.limits, spec_options.timeout_seconds);
+    }
+    return make_builtin_backend(name, options);
+  };
   for (const std::string& spec : specs) {
     if (spec == "all") {
-      for (const std::string& name : builtin_backend_names()) out.push_back(make_builtin_backend(name, options));
+      for (const std::string& name : builtin_backend_names()) {
+        auto b = builtin(name);
+        if (!b) return make_diagnostic(Code::invalidArgument, "backend '" + name + "' is listed but cannot start: " +
+                                                                  torch_unavailable_reason());
+        out.push_back(std::move(b));
+      }
       continue;
     }
-    if (auto b = make_builtin_backend(spec, options)) {
+    if (spec.rfind("cmd:", 0) == 0) {
+      if (spec.size() == 4) return make_diagnostic(Code::invalidArgument, "'cmd:' needs a command, e.g. cmd:python3 my_backend.py");
+      ProcessOptions o;
+      o.command = spec.substr(4);
+      o.limits = options.limits;
+      o.timeout_seconds = spec_options.timeout_seconds;
+      out.push_back(make_process_backend(std::move(o)));
+      continue;
+    }
+    if (spec.rfind("plugin:", 0) == 0) {
+      PluginOptions o;
+      o.path = spec.substr(7);
+      o.limits = options.limits;
+      auto plugin = load_plugin_backend(o);
+      if (!plugin) return std::move(plugin).error();
+      out.push_back(std::move(*plugin));
+      continue;
+    }
+    if (auto b = builtin(spec)) {
       out.push_back(std::move(b));
       continue;
     }
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
-    return make_diagnostic(Code::invalidArgument,
-                           "unknown backend '" + spec + "' (available: " + known + ", all)");
+    std::string hint;
+    if ((spec == "numpy" || spec == "numpy-opt") && !find_numpy_client()) {
+      hint = "; numpy needs a python3 that imports numpy (Debian: python3-numpy; or set EINFUZZ_PYTHON)";
+    }
+    if (spec.rfind("torch", 0) == 0) hint = "; " + torch_unavailable_reason();
+    return make_diagnostic(Code::invalidArgument, "unknown backend '" + spec + "' (available: " + known +
+                                                      ", all, cmd:COMMAND, plugin:PATH.so)" + hint);
+  }
+  if (spec_options.isolate) {
+    IsolateOptions iso;
+    iso.timeout_seconds = spec_options.timeout_seconds;
+    iso.address_space_bytes = spec_options.address_space_bytes;
+    iso.limits = options.limits;
+    isolate_backends(out, iso);
   }
   return out;
 }

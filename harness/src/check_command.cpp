@@ -86,12 +86,25 @@ struct Prepared {
 
 Result<Prepared> prepare(const CheckCommand& cmd) {
   Prepared p;
-  const std::string backends_flag =
-      cmd.backends == std::vector<std::string>{"fused"} ? std::string() : " --backend " + [&] {
-        std::string s;
-        for (const auto& b : cmd.backends) s += (s.empty() ? "" : ",") + b;
-        return shell_quote(s);
-      }();
+  // In order; one --backend per cmd: item (it extends to the end of its argument).
+  std::string backends_flag;
+  if (cmd.backends != std::vector<std::string>{"fused"}) {
+    std::string list;
+    const auto flush = [&] {
+      if (!list.empty()) backends_flag += " --backend " + shell_quote(list);
+      list.clear();
+    };
+    for (const auto& b : cmd.backends) {
+      if (b.rfind("cmd:", 0) == 0) {
+        flush();
+        backends_flag += " --backend " + shell_quote(b);
+      } else {
+        list += (list.empty() ? "" : ",") + b;
+      }
+    }
+    flush();
+  }
+  if (cmd.backend_options.isolate) backends_flag += " --isolate";
   if (!cmd.case_file.empty()) {
     auto c = read_case_file(cmd.case_file, cmd.run.limits);
     if (!c) return std::move(c).error();
@@ -183,7 +196,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   if (!prepared) return print_bad_input(cmd, prepared.error(), out, err);
   const Case& c = prepared->c;
 
-  auto owned = make_backends(cmd.backends, cmd.run);
+  auto owned = make_backends(cmd.backends, cmd.run, cmd.backend_options);
   if (!owned) return print_bad_input(cmd, owned.error(), out, err);
   std::vector<Backend*> backends;
   for (const auto& b : *owned) backends.push_back(b.get());

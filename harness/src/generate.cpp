@@ -1,56 +1,44 @@
-// Generator of valid einsum cases (see generate.hpp).
+// The einsum generator, the campaign's case mixture and the invalid-case mutations (see generate.hpp).
 #include "einfuzz/harness/generate.hpp"
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <limits>
 #include <map>
 #include <set>
 #include <string>
 
-#include "einfuzz/harness/values.hpp"
+#include "einfuzz/harness/run.hpp"
 
 namespace einfuzz {
 namespace {
 
 constexpr const char* kNames[] = {"a", "b", "c", "i", "j", "k", "x", "_", "batch", "Ab", "z9", "head", "t_1", "Q"};
 
-std::int64_t draw_length(Rng& rng, std::int64_t max_length) {
-  const std::uint64_t r = rng.below(100);
-  if (r < 10) return 0;
-  if (r < 35) return 1;
-  if (r < 60) return std::min<std::int64_t>(2, max_length);
-  return rng.between(std::min<std::int64_t>(2, max_length), max_length);
+/// 1, 0, 2 or 2..max_length (the first alternative, 1, is the simplest).
+std::int64_t draw_length(ChoiceSource& s, std::int64_t max_length) {
+  static constexpr std::uint32_t kWeights[] = {25, 10, 25, 40};
+  const std::int64_t two = std::min<std::int64_t>(2, max_length);
+  switch (s.choose_weighted(kWeights)) {
+    case 0: return std::min<std::int64_t>(1, max_length);
+    case 1: return 0;
+    case 2: return two;
+    default: return s.between(two, std::max(two, max_length));
+  }
+}
+
+/// A fresh identifier: a letter, then up to 4 letters, digits or `_`, never ending in `_`.
+std::string fresh_name(ChoiceSource& s) {
+  static constexpr char kFirst[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  static constexpr char kRest[] = "abcdefghijklmnopqrstuvwxyz0123456789_";
+  std::string name(1, kFirst[s.choose(sizeof kFirst - 1)]);
+  for (std::uint64_t n = s.choose(5); n > 0; --n) name += kRest[s.choose(sizeof kRest - 1)];
+  while (name.size() > 1 && name.back() == '_') name.pop_back();
+  return name;
 }
 
 template <class T>
-T draw_value(Rng& rng) {
-  if constexpr (std::is_floating_point_v<T>) {
-    const std::uint64_t r = rng.below(100);
-    if (r < 15) {
-      static const std::vector<T> edges = edge_values<T>();
-      return edges[rng.below(edges.size())];
-    }
-    if (r < 20) {  // random exponent across the whole range, subnormals included
-      const int e = static_cast<int>(rng.between(std::numeric_limits<T>::min_exponent - std::numeric_limits<T>::digits,
-                                                 std::numeric_limits<T>::max_exponent - 1));
-      return std::ldexp(static_cast<T>(rng.between(1, 255)) / T(128), e) * (rng.chance(1, 2) ? T(1) : T(-1));
-    }
-    if (r < 30) {  // arbitrary bit patterns of moderate magnitude
-      return static_cast<T>(static_cast<double>(rng.next() >> 11) * 0x1p-53 * 8.0 - 4.0);
-    }
-    return static_cast<T>(rng.between(-8, 8)) / static_cast<T>(std::int64_t{1} << rng.below(3));
-  } else {
-    const std::uint64_t r = rng.below(100);
-    using L = std::numeric_limits<T>;
-    if (r < 10) {
-      static const T edges[] = {L::min(), L::max(), T(L::max() / 2 + 1), T(L::min() / 2), T(-1), T(0)};
-      return edges[rng.below(std::size(edges))];
-    }
-    if (r < 20) return static_cast<T>(rng.next());  // wrap-around
-    return static_cast<T>(rng.between(-9, 9));
-  }
+void shuffle(ChoiceSource& s, std::vector<T>& v) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[s.choose(i)]);
 }
 
 struct Label {
@@ -58,89 +46,269 @@ struct Label {
   std::int64_t length;
 };
 
+std::int64_t operand_elements(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
 }  // namespace
 
-Case generate_einsum(Rng& rng, const GenOptions& options) {
-  // The labels and the ellipsis slots with their resolved lengths.
-  std::vector<Label> labels;
-  const std::size_t label_count = 1 + rng.below(7);
-  std::vector<std::string> names(std::begin(kNames), std::end(kNames));
-  for (std::size_t i = 0; i < label_count && !names.empty(); ++i) {
-    const std::size_t pick = rng.below(names.size());
-    labels.push_back({names[pick], draw_length(rng, options.max_length)});
-    names.erase(names.begin() + static_cast<std::ptrdiff_t>(pick));
-  }
-  const std::size_t common_rank = rng.chance(1, 3) ? rng.below(4) : 0;
-  std::vector<std::int64_t> slot_lengths;
-  for (std::size_t i = 0; i < common_rank; ++i) slot_lengths.push_back(draw_length(rng, options.max_length));
-
-  // Keep output size × contraction size bounded: shorten random lengths to 1 until it fits.
-  auto global = [&] {
-    double g = 1;
-    for (const Label& l : labels) g *= static_cast<double>(l.length);
-    for (std::int64_t s : slot_lengths) g *= static_cast<double>(s);
-    return g;
-  };
-  while (global() > static_cast<double>(options.max_global)) {
-    const std::size_t i = rng.below(labels.size() + slot_lengths.size());
-    (i < labels.size() ? labels[i].length : slot_lengths[i - labels.size()]) = 1;
-  }
-
+Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
   Case c;
   c.op = Op::einsum;
-  c.dtype = options.dtypes[rng.below(options.dtypes.size())];
-  const std::size_t operand_count = 1 + rng.below(static_cast<std::uint64_t>(options.max_operands));
+  c.dtype = options.dtypes[s.choose(options.dtypes.size())];
+
+  // The labels and the ellipsis slots with their resolved lengths.
+  std::vector<Label> labels;
+  const std::size_t label_count = 1 + s.choose(7);
+  std::vector<std::string> names(std::begin(kNames), std::end(kNames));
+  for (std::size_t i = 0; i < label_count; ++i) {
+    std::string name;
+    if (s.chance(1, 10)) {
+      name = fresh_name(s);
+      if (std::find_if(labels.begin(), labels.end(), [&](const Label& l) { return l.name == name; }) != labels.end())
+        continue;
+    } else {
+      if (names.empty()) break;
+      const std::size_t pick = s.choose(names.size());
+      name = names[pick];
+      names.erase(names.begin() + static_cast<std::ptrdiff_t>(pick));
+    }
+    labels.push_back({name, draw_length(s, options.max_length)});
+    std::erase(names, labels.back().name);
+  }
+  const std::size_t common_rank = s.chance(1, 3) ? s.choose(4) : 0;
+  std::vector<std::int64_t> slot_lengths;
+  for (std::size_t i = 0; i < common_rank; ++i) slot_lengths.push_back(draw_length(s, options.max_length));
+  if (!labels.empty() && s.chance(static_cast<std::uint64_t>(std::max(0, options.long_axis_percent)), 100)) {
+    labels[s.choose(labels.size())].length = s.between(options.max_length, std::max(options.max_length, options.max_global));
+  }
+
+  // Keep output size × contraction size bounded: shorten lengths to 1 until it fits.
+  auto global = [&] {
+    double g = 1;
+    for (const Label& l : labels) g *= static_cast<double>(std::max<std::int64_t>(l.length, 1));
+    for (std::int64_t len : slot_lengths) g *= static_cast<double>(std::max<std::int64_t>(len, 1));
+    return g;
+  };
+  // A choice source may run dry (libFuzzer bytes answer 0 forever), so a drawn index can repeat;
+  // when it names a length that is already 1, the first length > 1 is shortened instead, so the
+  // loop ends after at most one pass over the lengths.
+  while (global() > static_cast<double>(options.max_global)) {
+    const std::size_t n = labels.size() + slot_lengths.size();
+    auto length_at = [&](std::size_t i) -> std::int64_t& {
+      return i < labels.size() ? labels[i].length : slot_lengths[i - labels.size()];
+    };
+    std::size_t i = s.choose(n);
+    if (length_at(i) <= 1) {
+      for (i = 0; i < n && length_at(i) <= 1; ++i) {
+      }
+    }
+    length_at(i) = 1;
+  }
+
+  const std::size_t operand_count = 1 + s.choose(static_cast<std::uint64_t>(std::max(1, options.max_operands)));
   std::set<std::string> used;
   bool any_ellipsis = false;
   std::string text;
   for (std::size_t k = 0; k < operand_count; ++k) {
-    const std::size_t named = rng.below(static_cast<std::uint64_t>(options.max_axes_per_operand) + 1);
+    const std::size_t named = s.choose(static_cast<std::uint64_t>(options.max_axes_per_operand) + 1);
     std::vector<std::string> items;
     Shape shape;
     std::map<std::string, std::int64_t> physical;  // one physical length per label per operand
     for (std::size_t d = 0; d < named; ++d) {
-      const Label& l = labels[rng.below(labels.size())];
+      const Label& l = labels[s.choose(labels.size())];
+      // A repeated label (a diagonal) multiplies the operand's size again: keep it within max_global.
+      const auto known = physical.find(l.name);
+      if (known != physical.end() && known->second > 1 &&
+          static_cast<double>(known->second) * static_cast<double>(operand_elements(shape)) >
+              static_cast<double>(options.max_global)) {
+        continue;
+      }
       auto [it, fresh] = physical.try_emplace(l.name, l.length);
-      if (fresh && l.length != 1 && rng.chance(1, 5)) it->second = 1;  // size-1 broadcast
-      items.push_back(rng.chance(1, 12) ? "(" + l.name + ")" : l.name);
+      if (fresh && l.length != 1 && s.chance(1, 5)) it->second = 1;  // size-1 broadcast
+      const std::uint32_t kItemWeights[] = {44, 3, 1};                // a, (a), (a 1)
+      switch (s.choose_weighted(kItemWeights)) {
+        case 0: items.push_back(l.name); break;
+        case 1: items.push_back("(" + l.name + ")"); break;
+        default: items.push_back("(" + l.name + " 1)"); break;
+      }
       shape.push_back(it->second);
       used.insert(l.name);
     }
-    if (common_rank > 0 && rng.chance(1, 2)) {
+    // An ellipsis covering the last 0..R slots (right-aligned), or rarely one of rank 0.
+    if ((common_rank > 0 && s.chance(1, 2)) || (common_rank == 0 && s.chance(1, 16))) {
       any_ellipsis = true;
-      const std::size_t local = rng.below(common_rank + 1);
-      const std::size_t at = rng.below(items.size() + 1);
+      const std::size_t local = s.choose(common_rank + 1);
+      const std::size_t at = s.choose(items.size() + 1);
       Shape dims;
       for (std::size_t j = common_rank - local; j < common_rank; ++j) {
-        dims.push_back(slot_lengths[j] != 1 && rng.chance(1, 5) ? 1 : slot_lengths[j]);
+        dims.push_back(slot_lengths[j] != 1 && s.chance(1, 5) ? 1 : slot_lengths[j]);
       }
       items.insert(items.begin() + static_cast<std::ptrdiff_t>(at), "...");
       shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), dims.begin(), dims.end());
     }
     std::string expr;
-    for (const auto& item : items) expr += (expr.empty() ? "" : rng.chance(1, 8) ? "  " : " ") + item;
-    text += (k ? ", " : "") + expr;
-
-    Tensor t(c.dtype, shape);
-    visit_dtype(c.dtype, [&](auto tag) {
-      using T = decltype(tag);
-      if constexpr (!std::is_same_v<T, Bool8>) {
-        for (T& v : t.values<T>()) v = draw_value<T>(rng);
-      }
-    });
-    c.inputs.push_back(std::move(t));
+    for (const auto& item : items) expr += (expr.empty() ? "" : s.chance(1, 8) ? "  " : " ") + item;
+    text += (k ? (s.chance(1, 8) ? "," : ", ") : "") + expr;
+    c.inputs.push_back(generate_values(s, c.dtype, shape));
   }
 
   // Output: a random arrangement of some used labels (each once), maybe the ellipsis.
   std::vector<std::string> out(used.begin(), used.end());
-  for (std::size_t i = out.size(); i > 1; --i) std::swap(out[i - 1], out[rng.below(i)]);
-  out.resize(rng.below(out.size() + 1));
-  if ((any_ellipsis && rng.chance(2, 3)) || rng.chance(1, 20)) {
-    out.insert(out.begin() + static_cast<std::ptrdiff_t>(rng.below(out.size() + 1)), "...");
+  shuffle(s, out);
+  out.resize(s.choose(out.size() + 1));
+  if ((any_ellipsis && s.chance(2, 3)) || s.chance(1, 20)) {
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(s.choose(out.size() + 1)), "...");
   }
-  text += " ->";
+  text += text.empty() ? "->" : " ->";
   for (const auto& o : out) text += " " + o;
   c.pattern = text;
+  return c;
+}
+
+Case generate_einsum(Rng& rng, const GenOptions& options) {
+  SeededChoices choices(rng);
+  return generate_einsum(choices, options);
+}
+
+Case generate_case(ChoiceSource& s, const GenOptions& options) {
+  const bool reduce = s.chance(static_cast<std::uint64_t>(std::max(0, options.reduce_percent)), 100);
+  Case c = reduce ? generate_reduce(s, options.reduce) : generate_einsum(s, options);
+  if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) c = make_invalid(c, s);
+  return c;
+}
+
+namespace {
+
+/// Shapes of a few tensors: up to 3 dims of length 0..3.
+Shape small_shape(ChoiceSource& s) {
+  Shape shape;
+  for (std::uint64_t n = s.choose(4); n > 0; --n) shape.push_back(s.between(0, 3));
+  return shape;
+}
+
+void mutate_shape(Case& c, ChoiceSource& s) {
+  if (c.inputs.empty()) {
+    c.inputs.push_back(generate_values(s, c.dtype, small_shape(s)));
+    return;
+  }
+  Tensor& t = c.inputs[s.choose(c.inputs.size())];
+  Shape shape = t.shape();
+  switch (s.choose(3)) {
+    case 0:  // one length changed to a different length > 1 (incompatible broadcast, dimension mismatch)
+      if (!shape.empty()) {
+        std::int64_t& len = shape[s.choose(shape.size())];
+        len = len <= 1 ? 2 + static_cast<std::int64_t>(s.choose(2)) : len + 1;
+        break;
+      }
+      [[fallthrough]];
+    case 1:  // one more dimension (rank mismatch)
+      shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(s.choose(shape.size() + 1)), s.between(1, 3));
+      break;
+    default:  // one dimension fewer (rank mismatch), or a zero length (empty fibre, 0 vs n broadcast)
+      if (!shape.empty() && s.chance(1, 2)) {
+        shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(s.choose(shape.size())));
+      } else if (!shape.empty()) {
+        shape[s.choose(shape.size())] = 0;
+      } else {
+        shape.push_back(2);
+      }
+      break;
+  }
+  t = generate_values(s, c.dtype, shape);
+}
+
+void insert_token(Case& c, ChoiceSource& s) {
+  static constexpr const char* kTokens[] = {"$", "*", "\t", ".", " -> ", "(", ")", " 0 ", " _x ", " 2a ",
+                                            "((", ",", " ... ", " 1 ", " 2 ", " (a b) ", "-", "x_"};
+  const std::string token = kTokens[s.choose(std::size(kTokens))];
+  c.pattern.insert(s.choose(c.pattern.size() + 1), token);
+}
+
+void mutate_einsum(Case& c, ChoiceSource& s) {
+  switch (s.choose(7)) {
+    case 0:  // wrong operand count
+      if (!c.inputs.empty() && s.chance(1, 2)) {
+        c.inputs.erase(c.inputs.begin() + static_cast<std::ptrdiff_t>(s.choose(c.inputs.size())));
+      } else {
+        c.inputs.push_back(generate_values(s, c.dtype, small_shape(s)));
+      }
+      break;
+    case 1:
+    case 2: mutate_shape(c, s); break;
+    case 3: insert_token(c, s); break;
+    case 4: c.pattern += " zz"; break;  // unknown output axis (no generated label is `zz`)
+    case 5: {  // a repeated output axis (duplicateAxis, or duplicateEinsumOutputAxis for `_`)
+      const std::size_t arrow = c.pattern.find("->");
+      const std::size_t word = c.pattern.find_first_not_of(" ,()", arrow == std::string::npos ? 0 : arrow + 2);
+      if (word != std::string::npos && c.pattern.compare(word, 3, "...") != 0) {
+        const std::size_t end = c.pattern.find_first_of(" ,()", word);
+        c.pattern += " " + c.pattern.substr(word, end == std::string::npos ? std::string::npos : end - word);
+      } else {
+        c.pattern += " _ _";
+      }
+      break;
+    }
+    default: {  // bool has no einsum (unsupportedDtype)
+      c.dtype = DType::boolean;
+      for (Tensor& t : c.inputs) t = generate_values(s, c.dtype, t.shape());
+      break;
+    }
+  }
+}
+
+void mutate_reduce(Case& c, ChoiceSource& s) {
+  switch (s.choose(9)) {
+    case 0: {
+      static constexpr const char* kNamesOfNoReduction[] = {"median", "Sum", "", "logsumexp"};
+      c.reduction = kNamesOfNoReduction[s.choose(std::size(kNamesOfNoReduction))];
+      break;
+    }
+    case 1: {  // a dtype the kind does not accept
+      static constexpr DType kDtypes[] = {DType::boolean, DType::i32, DType::f32, DType::i64};
+      const DType d = kDtypes[s.choose(std::size(kDtypes))];
+      if (d == c.dtype) break;
+      c.dtype = d;
+      for (Tensor& t : c.inputs) t = generate_values(s, c.dtype, t.shape());
+      break;
+    }
+    case 2: c.axis_lengths.emplace_back("zz", s.between(1, 3)); break;  // unusedAxisLength
+    case 3:                                                           // duplicateAxisLength
+      if (!c.axis_lengths.empty()) {
+        c.axis_lengths.push_back(c.axis_lengths[s.choose(c.axis_lengths.size())]);
+      } else {
+        c.axis_lengths.emplace_back("a", 2);
+        c.axis_lengths.emplace_back("a", 2);
+      }
+      break;
+    case 4:  // a supplied length that disagrees with the shape
+      if (!c.axis_lengths.empty()) {
+        c.axis_lengths[s.choose(c.axis_lengths.size())].second += 1 + static_cast<std::int64_t>(s.choose(2));
+        break;
+      }
+      [[fallthrough]];
+    case 5: mutate_shape(c, s); break;
+    case 6: insert_token(c, s); break;
+    case 7: c.pattern += s.chance(1, 2) ? " zz" : " ..."; break;  // axisMismatch / invalidEllipsis
+    default: c.inputs.push_back(generate_values(s, c.dtype, small_shape(s))); break;  // two inputs
+  }
+}
+
+}  // namespace
+
+Case make_invalid(const Case& valid, ChoiceSource& s) {
+  Case c = valid;
+  // A mutation can leave the case valid (a 1 added where it broadcasts): mutate again, a few times.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    if (c.op == Op::einsum) {
+      mutate_einsum(c, s);
+    } else {
+      mutate_reduce(c, s);
+    }
+    if (!check_case(c, Limits{})) break;
+  }
   return c;
 }
 
@@ -154,7 +322,9 @@ Case relabel(const Case& c, Rng& rng) {
     std::size_t j = i;
     while (j < p.size() && word_char(p[j])) ++j;
     const std::string w = p.substr(i, j - i);
-    if (std::find(seen.begin(), seen.end(), w) == seen.end()) seen.push_back(w);
+    // Decimal words (`1` in `(a 1)`) are unit or anonymous axes, not names.
+    if (!std::isdigit(static_cast<unsigned char>(w[0])) && std::find(seen.begin(), seen.end(), w) == seen.end())
+      seen.push_back(w);
     i = j;
   }
   std::map<std::string, std::string> rename;
@@ -173,7 +343,8 @@ Case relabel(const Case& c, Rng& rng) {
     if (!word_char(p[i])) { out.pattern += p[i++]; continue; }
     std::size_t j = i;
     while (j < p.size() && word_char(p[j])) ++j;
-    out.pattern += rename[p.substr(i, j - i)];
+    const std::string w = p.substr(i, j - i);
+    out.pattern += std::isdigit(static_cast<unsigned char>(w[0])) ? w : rename[w];
     i = j;
   }
   return out;

@@ -12,6 +12,10 @@ int main(int argc, char** argv) {
 
   const std::vector<einfuzz::cli::Subcommand> subcommands = {
       einfuzz::cli::add_check(app),
+      einfuzz::cli::add_fuzz(app),
+      einfuzz::cli::add_shrink(app),
+      einfuzz::cli::add_replay(app),
+      einfuzz::cli::add_backends(app),
   };
 
   try {

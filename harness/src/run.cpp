@@ -3,7 +3,11 @@
 
 #include <exception>
 
+#include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/shuffle.hpp"
+#include "einfuzz/backends/xtensor.hpp"
+#include "einfuzz/backends/torch.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/reference/reduce.hpp"
@@ -65,8 +69,20 @@ std::uint64_t checksum(std::span<const Tensor> inputs) {
   return h;
 }
 
+/// A fault the adapter detected (an out-of-process backend, a plugin, an isolated worker).
+Verdict fault_verdict(const Fault& f) {
+  switch (f.kind) {
+    case FaultKind::timeout: return make_verdict(VerdictKind::timeout, f.evidence);
+    case FaultKind::input_modified: return make_verdict(VerdictKind::input_modified, f.evidence);
+    case FaultKind::protocol: return make_verdict(VerdictKind::crash, "protocol violation: " + f.evidence, "protocol");
+    case FaultKind::crash: break;
+  }
+  return make_verdict(VerdictKind::crash, f.evidence);
+}
+
 Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                       const RunOptions& options) {
+  if (const auto* f = std::get_if<Fault>(&result)) return fault_verdict(*f);
   if (const auto* u = std::get_if<Unsupported>(&result)) {
     return make_verdict(VerdictKind::unsupported, u->message);
   }
@@ -135,10 +151,23 @@ std::unique_ptr<Backend> make_fused_backend(const RunOptions& options) {
 std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {
   if (name == "fused") return make_fused_backend(options);
   if (name == "shuffle") return make_shuffle_backend(options.shuffle_seed);
+  if (name == "eigen") return make_eigen_backend();
+  if (name == "xtensor") return make_xtensor_backend();
+  if (name == "torch") return make_torch_backend(TorchPath::automatic);
+  if (name == "torch-path-right") return make_torch_backend(TorchPath::right_first);
+  if (name == "torch-path-outer") return make_torch_backend(TorchPath::outer_first);
+  if (name == "numpy" || name == "numpy-opt") {
+    if (auto client = find_numpy_client()) return make_numpy_backend(name == "numpy-opt", *client, options.limits);
+  }
   return nullptr;
 }
 
-std::vector<std::string> builtin_backend_names() { return {"fused", "shuffle"}; }
+std::vector<std::string> builtin_backend_names() {
+  std::vector<std::string> names = {"fused", "shuffle", "eigen", "xtensor"};
+  for (std::string& n : torch_backend_names()) names.push_back(std::move(n));
+  if (find_numpy_client()) names.insert(names.end(), {"numpy", "numpy-opt"});
+  return names;
+}
 
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
   CaseOutcome out;

@@ -5,6 +5,7 @@
 #include <mpfr.h>
 #include <rapidcheck/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "einfuzz/backends/shuffle.hpp"
@@ -49,6 +51,21 @@ Case einsum_case(std::string pattern, DType dtype, const std::vector<Input>& inp
   c.dtype = dtype;
   for (const Input& in : inputs) c.inputs.push_back(test::tensor_from_text(dtype, in.shape, in.values));
   return c;
+}
+
+Case reduce_case(std::string pattern, std::string reduction, Tensor input) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = std::move(pattern);
+  c.reduction = std::move(reduction);
+  c.dtype = input.dtype();
+  c.inputs.push_back(std::move(input));
+  return c;
+}
+
+Case reduce_case(std::string pattern, std::string reduction, DType dtype, const Input& input) {
+  return reduce_case(std::move(pattern), std::move(reduction),
+                     test::tensor_from_text(dtype, input.shape, input.values));
 }
 
 /// A one-input, rank-0 or rank-1 tensor of T from doubles (exact conversions only).
@@ -434,18 +451,59 @@ TEST(OracleExact, HandPickedValues) {
 // ---------------------------------------------------------------------------------------------
 // Sound: the shuffle backend is never judged a failure
 
+/// How often one soundness property's cases and output elements were `indeterminate` (ORACLE.md
+/// §2–§4 count them apart from passes): printed after the property, the soak runs' measurement.
+class IndeterminateTally {
+ public:
+  void add(const Verdict& v, std::int64_t elements) {
+    ++cases_;
+    elements_ += elements;
+    indeterminate_elements_ += v.indeterminate;
+    if (v.indeterminate > 0) ++indeterminate_cases_;
+  }
+  void print() const {
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::cout << "[ oracle   ] " << test->test_suite_name() << "." << test->name() << ": indeterminate in "
+              << indeterminate_cases_ << " of " << cases_ << " cases (" << percent(indeterminate_cases_, cases_)
+              << "%), " << indeterminate_elements_ << " of " << elements_ << " elements ("
+              << percent(indeterminate_elements_, elements_) << "%)\n";
+  }
+
+ private:
+  static double percent(std::int64_t part, std::int64_t whole) {
+    return whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  }
+  std::int64_t cases_ = 0;
+  std::int64_t indeterminate_cases_ = 0;
+  std::int64_t elements_ = 0;
+  std::int64_t indeterminate_elements_ = 0;
+};
+
 /// Runs `c` on a shuffle backend (seeded per case) and fails the property on any failing verdict.
-void expect_sound(const Case& c, std::uint64_t seed, bool factoring) {
+void expect_sound(const Case& c, std::uint64_t seed, bool factoring, IndeterminateTally& tally) {
   ShuffleOptions options;
   options.seed = seed;
   options.factoring = factoring;
   const auto backend = make_shuffle_backend(options);
-  const Verdict v = run_on(c, *backend);
+  Backend* list[] = {backend.get()};
+  const CaseOutcome out = run_case(c, list, {});
+  const Verdict& v = out.backends.at(0).verdict;
   RC_TAG(v.label());
   RC_CLASSIFY(v.kind == VerdictKind::indeterminate, "indeterminate (any reason)");
   if (is_failure(v.kind)) {
     RC_FAIL(explain(v, c) + "shuffle seed " + std::to_string(seed) + (factoring ? "" : ", factoring off"));
   }
+  tally.add(v, out.expected ? out.expected->size() : 0);
+}
+
+/// A soundness property: `draw(tally)` is one RapidCheck case. Run by RapidCheck's Google Test
+/// driver as RC_GTEST_PROP runs it (same id for `reproduce`, same RC_PARAMS), but with a tally
+/// that outlives the cases, printed at the end.
+template <class Draw>
+void check_sound(Draw&& draw) {
+  IndeterminateTally tally;
+  rc::detail::checkGTest([&] { draw(tally); });
+  tally.print();
 }
 
 /// A full-range seed for the case generator, salted per property (RapidCheck seeds every property
@@ -455,42 +513,76 @@ Rng case_rng(std::uint64_t salt) {
   return Rng(Rng::mix(seed, salt));
 }
 
-/// Small enough that 4 × 25,000 cases fit the CI budget under ASan too (see the report in
-/// tests/CMakeLists.txt), large enough for long contractions and every structure.
-GenOptions sound_options(std::vector<DType> dtypes) {
+/// The generator's defaults for half of the cases; for the other half longer axes (contractions of
+/// up to ~2000 terms) but at most 3 items per operand, since a label repeated in one operand
+/// (a diagonal) makes the operand L^r elements. 4 × 25,000 cases fit the CI budget, ASan included.
+GenOptions sound_options(Rng& rng, std::vector<DType> dtypes) {
   GenOptions options;
-  options.max_global = 256;
-  options.max_length = 6;
+  if (rng.chance(1, 2)) {
+    options.max_length = 24;
+    options.max_axes_per_operand = 3;
+    options.max_global = 2048;
+  }
   options.dtypes = std::move(dtypes);
   return options;
 }
 
-RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchF32, ()) {
-  Rng rng = case_rng(1);
-  const Case c = generate_einsum(rng, sound_options({DType::f32}));
-  expect_sound(c, rng.next(), true);
+TEST(OracleSound, ShuffleIsNeverAMismatchF32) {
+  check_sound([](IndeterminateTally& tally) {
+    Rng rng = case_rng(1);
+    const Case c = generate_einsum(rng, sound_options(rng, {DType::f32}));
+    expect_sound(c, rng.next(), true, tally);
+  });
 }
 
-RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchF64, ()) {
-  Rng rng = case_rng(2);
-  const Case c = generate_einsum(rng, sound_options({DType::f64}));
-  expect_sound(c, rng.next(), true);
+TEST(OracleSound, ShuffleIsNeverAMismatchF64) {
+  check_sound([](IndeterminateTally& tally) {
+    Rng rng = case_rng(2);
+    const Case c = generate_einsum(rng, sound_options(rng, {DType::f64}));
+    expect_sound(c, rng.next(), true, tally);
+  });
 }
 
-RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchOnEdgeValues, ()) {
-  Rng rng = case_rng(3);
-  Case c = generate_einsum(rng, sound_options({DType::f32, DType::f64}));
-  redraw_values(c, rng, kProfiles[*rc::gen::inRange<std::size_t>(1, std::size(kProfiles))]);
-  expect_sound(c, rng.next(), true);
+TEST(OracleSound, ShuffleIsNeverAMismatchOnEdgeValues) {
+  check_sound([](IndeterminateTally& tally) {
+    Rng rng = case_rng(3);
+    Case c = generate_einsum(rng, sound_options(rng, {DType::f32, DType::f64}));
+    redraw_values(c, rng, kProfiles[*rc::gen::inRange<std::size_t>(1, std::size(kProfiles))]);
+    expect_sound(c, rng.next(), true, tally);
+  });
 }
 
 // Every dtype (integers must equal the ordered reference bit for bit), and half of the cases without
 // factoring, judged by the stricter rules for non-factoring backends.
-RC_GTEST_PROP(OracleSound, ShuffleIsNeverAMismatchAnyDtypeWithOrWithoutFactoring, ()) {
-  Rng rng = case_rng(4);
-  Case c = generate_einsum(rng, sound_options({DType::f32, DType::f64, DType::i32, DType::i64}));
-  if (rng.chance(1, 2)) redraw_values(c, rng, Profile::mixed);
-  expect_sound(c, rng.next(), rng.chance(1, 2));
+TEST(OracleSound, ShuffleIsNeverAMismatchAnyDtypeWithOrWithoutFactoring) {
+  check_sound([](IndeterminateTally& tally) {
+    Rng rng = case_rng(4);
+    Case c = generate_einsum(rng, sound_options(rng, {DType::f32, DType::f64, DType::i32, DType::i64}));
+    if (rng.chance(1, 2)) redraw_values(c, rng, Profile::mixed);
+    const std::uint64_t seed = rng.next();
+    expect_sound(c, seed, rng.chance(1, 2), tally);
+  });
+}
+
+/// A generated f32/f64 reduce of a kind the multiset oracle judges (sum, mean, prod, min, max).
+Case float_reduce_case(Rng& rng) {
+  constexpr Reduction kKinds[] = {Reduction::sum, Reduction::mean, Reduction::prod, Reduction::min, Reduction::max};
+  ReduceGenOptions options;
+  options.kind = kKinds[rng.below(std::size(kKinds))];
+  options.dtype = rng.chance(1, 2) ? DType::f32 : DType::f64;
+  SeededChoices choices(rng);
+  return generate_reduce(choices, options);
+}
+
+// The generator's value mixtures (IEEE edge values, NaN payloads, cancellation pairs) or one of the
+// redrawn profiles (every binade, near Ω, subnormals, …), every float kind.
+TEST(OracleSound, ShuffleIsNeverAMismatchOnReduce) {
+  check_sound([](IndeterminateTally& tally) {
+    Rng rng = case_rng(5);
+    Case c = float_reduce_case(rng);
+    redraw_values(c, rng, kProfiles[*rc::gen::inRange<std::size_t>(0, std::size(kProfiles))]);
+    expect_sound(c, rng.next(), true, tally);
+  });
 }
 
 TEST(OracleSound, ShuffleIsReproducibleAndActuallyShuffles) {
@@ -548,13 +640,66 @@ TEST(OracleSound, ShuffleFactorsAndKeepsEmptyContractionsZero) {
     const auto b = make_shuffle_backend(seed);
     EXPECT_EQ(run_on(w, *b).kind, VerdictKind::pass_bitwise);
   }
-  // Reduce is not implemented yet: unsupported, never a pass.
-  Case r;
-  r.op = Op::reduce;
-  r.pattern = "a ->";
-  r.reduction = "sum";
-  r.inputs.push_back(Tensor(DType::f64, Shape{2}));
-  EXPECT_TRUE(std::holds_alternative<Unsupported>(make_shuffle_backend(1)->run(r)));
+}
+
+/// The distinct bit patterns of the first result element of `c` over shuffle seeds 1..40; each
+/// seed's run is checked to be reproducible, and a further run is judged.
+template <class T>
+std::set<std::uint64_t> reduce_results(const Case& c) {
+  std::set<std::uint64_t> bits;
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto a = make_shuffle_backend(seed);
+    const auto b = make_shuffle_backend(seed);
+    const Tensor ra = std::get<Tensor>(a->run(c));
+    EXPECT_TRUE(bitwise_equal(ra, std::get<Tensor>(b->run(c)))) << "seed " << seed;
+    bits.insert(std::bit_cast<std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>(ra.values<T>()[0]));
+    const Verdict v = run_on(c, *a);
+    EXPECT_FALSE(is_failure(v.kind)) << explain(v, c);
+  }
+  return bits;
+}
+
+TEST(OracleSound, ShuffleReducesInDifferentOrders) {
+  // Cancellation-heavy f32 sums and means: the summation tree shows in the bits, always accepted.
+  Rng rng(7);
+  std::vector<float> values(200);
+  for (float& v : values) v = draw_value<float>(rng, Profile::cancellation);
+  for (const char* kind : {"sum", "mean"}) {
+    EXPECT_GT(reduce_results<float>(reduce_case("i ->", kind, Tensor(Shape{200}, values))).size(), 3u) << kind;
+  }
+  // A product of 64 values in [0.5, 1): the association shows in the last bits.
+  std::vector<float> factors(64);
+  for (float& v : factors) v = static_cast<float>(0.5 + static_cast<double>(rng.next() >> 11) * 0x1p-54);
+  EXPECT_GT(reduce_results<float>(reduce_case("i ->", "prod", Tensor(Shape{64}, factors))).size(), 3u);
+  // min/max of a ±0 tie: either sign is an element of the fibre (§5: a note at worst); a NaN
+  // anywhere in the fibre propagates on every order.
+  for (const char* kind : {"min", "max"}) {
+    const Case tie = reduce_case("i ->", kind, DType::f32, {{4}, "0, -0, 0, -0"});
+    EXPECT_EQ(reduce_results<float>(tie).size(), 2u) << kind;
+    const Case nan = reduce_case("i ->", kind, DType::f64, {{4}, "-inf, nan, 1, inf"});
+    for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+      EXPECT_TRUE(std::isnan(std::get<Tensor>(make_shuffle_backend(seed)->run(nan)).values<double>()[0])) << kind;
+    }
+  }
+}
+
+TEST(OracleSound, ShuffleReducesIntegersAndBoolsExactly) {
+  // Wrapping integers and any/all: every order gives the ordered reference's bits.
+  constexpr Reduction kKinds[] = {Reduction::sum, Reduction::prod, Reduction::min, Reduction::max, Reduction::any,
+                                  Reduction::all};
+  Rng rng(29);
+  for (int i = 0; i < 600; ++i) {
+    ReduceGenOptions options;
+    options.kind = kKinds[static_cast<std::size_t>(i) % std::size(kKinds)];
+    if (*options.kind != Reduction::any && *options.kind != Reduction::all) {
+      options.dtype = rng.chance(1, 2) ? DType::i32 : DType::i64;
+    }
+    SeededChoices choices(rng);
+    const Case c = generate_reduce(choices, options);
+    const auto backend = make_shuffle_backend(rng.next());
+    const Verdict v = run_on(c, *backend);
+    EXPECT_EQ(v.kind, VerdictKind::pass_bitwise) << explain(v, c);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -648,6 +793,24 @@ TEST(OracleTight, FactoredEmptyContractionIsCaught) {
     // With finite partial sums the factored product is 0·x = ±0: only a note at worst.
     const Case finite = einsum_case("i, j ->", dtype, {{{2}, "1, 2"}, {{0}, ""}});
     EXPECT_FALSE(is_failure(run_on(finite, *backend).kind));
+  }
+}
+
+TEST(OracleTight, NanIgnoringMinMaxUnderPropagateIsASpecialMismatch) {
+  // ORACLE.md §5: under `propagate` a fibre holding a NaN is NaN; an all-NaN fibre is NaN under
+  // `ignore` too, and a NaN-free fibre is the same extreme under both.
+  const auto backend = test::make_nan_ignoring_extreme_backend();
+  for (const DType dtype : {DType::f32, DType::f64}) {
+    for (const char* kind : {"min", "max"}) {
+      const Case c = reduce_case("r n -> r", kind, dtype, {{4, 3}, "1, nan, -2, nan, nan, nan, 3, 4, 5, inf, 0, nan"});
+      const Verdict v = run_on(c, *backend);
+      EXPECT_EQ(v.label(), "mismatch(special: NaN expected)") << kind;
+      EXPECT_EQ(v.differing, 2) << kind;  // rows 0 and 3
+      ASSERT_TRUE(v.first.has_value());
+      EXPECT_EQ(v.first->flat_index, 0);
+      const Case clean = reduce_case("r n -> r", kind, dtype, {{2, 3}, "1, -inf, -2, 0, 3, 7"});
+      EXPECT_EQ(run_on(clean, *backend).kind, VerdictKind::pass) << kind;
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// Faulty any-order backends: a plain sequential einsum with one deliberate defect each.
+// Faulty any-order backends: a plain sequential einsum (or reduce) with one deliberate defect each.
 #include "support/faulty_backends.hpp"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 
 namespace einfuzz::test {
 namespace {
@@ -118,7 +119,9 @@ class FaultyBackend final : public Backend {
           if (fault_ == Fault::narrow_accumulator) acc = round_to_bits(acc, bits_);
         });
       }
-      if (fault_ == Fault::passthrough_ulp && passthrough) acc = std::nextafter(acc, std::numeric_limits<T>::infinity());
+      if (fault_ == Fault::passthrough_ulp && passthrough) {
+        acc = std::nextafter(acc, std::numeric_limits<T>::infinity());
+      }
       if (fault_ == Fault::nan_to_zero && std::isnan(acc)) acc = 0;
       result[o++] = acc;
     });
@@ -128,6 +131,70 @@ class FaultyBackend final : public Backend {
   Fault fault_;
   int bits_;
   std::string name_;
+  Capabilities caps_;
+};
+
+/// (f): a correct `ignore`-profile min/max (fmin/fmax folds) that declares `propagate`.
+class NanIgnoringExtremeBackend final : public Backend {
+ public:
+  NanIgnoringExtremeBackend() {
+    caps_.ops = {Op::reduce};
+    caps_.dtypes = {DType::f32, DType::f64};
+    caps_.reductions = {"min", "max"};
+    caps_.semantics = Semantics::any_order;
+    caps_.nan_profile = NanProfile::propagate;  // the defect: its folds behave as `ignore`
+    caps_.version = "einfuzz test fault";
+  }
+  std::string_view name() const override { return "nan-ignoring-extreme"; }
+  const Capabilities& capabilities() const override { return caps_; }
+
+  BackendResult run(const Case& c) override {
+    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
+    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    if (checked->kind != Reduction::min && checked->kind != Reduction::max) return Unsupported{"min/max only"};
+    if (c.dtype == DType::f32) return evaluate<float>(*checked, c.inputs[0]);
+    if (c.dtype == DType::f64) return evaluate<double>(*checked, c.inputs[0]);
+    return Unsupported{"floats only"};
+  }
+
+ private:
+  template <class T>
+  static Tensor evaluate(const CheckedReduce& r, const Tensor& input) {
+    // Per elementary axis: its row-major stride (a composite group is row-major inside its dimension).
+    std::vector<std::int64_t> stride(r.axes.size(), 0);
+    std::int64_t dim_stride = 1;
+    for (std::size_t d = r.input_groups.size(); d-- > 0;) {
+      std::int64_t s = dim_stride;
+      for (std::size_t k = r.input_groups[d].size(); k-- > 0;) {
+        const auto a = static_cast<std::size_t>(r.input_groups[d][k]);
+        stride[a] = s;
+        s *= r.axes[a].length;
+      }
+      dim_stride *= r.input_shape[d];
+    }
+    Shape lengths;
+    for (const ElementaryAxis& a : r.axes) lengths.push_back(a.length);
+    std::vector<int> kept;
+    for (const std::vector<int>& group : r.output_groups) kept.insert(kept.end(), group.begin(), group.end());
+    const auto x = input.values<T>();
+    Tensor out(dtype_of_v<T>, r.output_shape);
+    auto result = out.values<T>();
+    std::vector<std::int64_t> coords(r.axes.size(), 0);
+    std::size_t o = 0;
+    for_each_coord(kept, lengths, coords, [&] {
+      T acc = std::numeric_limits<T>::quiet_NaN();  // fmin(NaN, v) = v: NaN survives only an all-NaN fibre
+      for_each_coord(r.reduced, lengths, coords, [&] {
+        std::int64_t at = 0;
+        for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[a];
+        const T v = x[static_cast<std::size_t>(at)];
+        acc = r.kind == Reduction::max ? std::fmax(acc, v) : std::fmin(acc, v);
+      });
+      result[o++] = acc;
+    });
+    return out;
+  }
+
   Capabilities caps_;
 };
 
@@ -149,5 +216,6 @@ std::unique_ptr<Backend> make_nan_to_zero_backend() {
 std::unique_ptr<Backend> make_factored_empty_backend() {
   return std::make_unique<FaultyBackend>(Fault::factored_empty, 0, "factored-empty");
 }
+std::unique_ptr<Backend> make_nan_ignoring_extreme_backend() { return std::make_unique<NanIgnoringExtremeBackend>(); }
 
 }  // namespace einfuzz::test

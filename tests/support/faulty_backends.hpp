@@ -26,4 +26,8 @@ std::unique_ptr<Backend> make_nan_to_zero_backend();
 /// Inf·0 = NaN. Correct (sequential) whenever K >= 1.
 std::unique_ptr<Backend> make_factored_empty_backend();
 
+/// (f) Reduce min/max on f32/f64 that ignore NaN (fmin/fmax: the extreme of the non-NaN values, NaN
+/// only when the whole fibre is NaN, ORACLE.md §5 `ignore`) while declaring the `propagate` profile.
+std::unique_ptr<Backend> make_nan_ignoring_extreme_backend();
+
 }  // namespace einfuzz::test

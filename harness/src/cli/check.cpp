@@ -17,6 +17,10 @@ Shapes: comma-separated, lengths joined by 'x'; a rank-0 operand is '()', a zero
   --shapes '2x3,3x4'    two matrices        --shapes '2x0,(),5'   empty, scalar, vector
   --shapes ''           no operand at all (for patterns checked against zero tensors)
 
+Backends: `einfuzz backends` lists them with their capabilities; a process speaking PROTOCOL A:
+  --backend 'cmd:python3 my_backend.py --flag' (one --backend per cmd:, it extends to the end);
+  a C plugin: --backend plugin:./libmine.so; --isolate forks a worker per case (crash/hang → verdict).
+
 Patterns starting with '-' (e.g. '->') must follow '--':  einfuzz check --shapes '()' -- '->'
 
 Exit status: 0 every backend agrees with the reference, 1 a mismatch (or a case file's `expect`
@@ -62,6 +66,13 @@ Subcommand add_check(CLI::App& app) {
                   "backends to judge, comma-separated (repeatable; default fused; see `einfuzz backends`)")
       ->allow_extra_args(false);
   cmd->add_flag("--json", check->json, "print one JSON document instead of the table");
+  cmd->add_flag("--isolate", check->backend_options.isolate,
+                "run each in-process backend in a forked worker (per-case timeout, address-space limit): "
+                "a crash or hang becomes a verdict");
+  cmd->add_option("--timeout", check->backend_options.timeout_seconds,
+                  "per-case timeout in seconds of cmd:/numpy backends and --isolate workers")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--threads", check->run.exec.threads, "fused threads (0 = hardware concurrency)")
       ->capture_default_str();
   cmd->add_option("--tile", check->run.exec.tile_width, "fused tile width: 1, 4 or 8")

@@ -16,6 +16,10 @@ struct Subcommand {
 
 /// Each subcommand lives in its own file (harness/src/cli/<name>.cpp).
 Subcommand add_check(CLI::App& app);
+Subcommand add_fuzz(CLI::App& app);
+Subcommand add_shrink(CLI::App& app);
+Subcommand add_replay(CLI::App& app);
+Subcommand add_backends(CLI::App& app);
 
 /// Splits a --backend value: comma-separated names, except that a `cmd:` item extends to the end
 /// of the value (PROTOCOL.md A), so its command line may contain commas.

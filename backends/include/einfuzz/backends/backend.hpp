@@ -40,7 +40,23 @@ struct Rejected {
 struct Unsupported {
   std::string message;
 };
-using BackendResult = std::variant<Tensor, Rejected, Unsupported>;
+/// What kind of misbehaviour a backend adapter detected itself (an out-of-process backend, a plugin
+/// or an isolated worker). Backends do not depend on the harness, so this mirrors the verdicts.
+enum class FaultKind {
+  crash,           ///< exited, was killed by a signal, or ran out of memory
+  timeout,         ///< no complete answer within the per-case timeout
+  protocol,        ///< broke PROTOCOL.md (malformed JSON, wrong id, payload size, huge shape, …)
+  input_modified,  ///< wrote to its inputs (seen by an isolated worker's checksum)
+};
+std::string_view fault_kind_name(FaultKind k) noexcept;
+
+/// A fault on one case, with the evidence a report shows (exit status or signal, last stderr
+/// lines, the offending bytes). The harness turns it into a verdict; the campaign goes on.
+struct Fault {
+  FaultKind kind = FaultKind::crash;
+  std::string evidence;
+};
+using BackendResult = std::variant<Tensor, Rejected, Unsupported, Fault>;
 
 /// A backend under test. `run` must not modify the case (the harness checks it).
 class Backend {

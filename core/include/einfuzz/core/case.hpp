@@ -19,6 +19,24 @@ namespace einfuzz {
 enum class Op { einsum, reduce };
 std::string_view op_name(Op op) noexcept;
 
+/// How a client that accepts strided inputs builds an input as a view (the PROTOCOL A layout
+/// extension): logical element (i_0, …, i_{r-1}) lives at storage[offset + Σ i_d·strides_d].
+/// The case's `values` stay the logical row-major values; storage elements no logical index reaches
+/// hold `fill`. Zero strides broadcast (aliased elements must then hold identical values); negative
+/// strides walk backwards.
+struct InputLayout {
+  std::vector<std::int64_t> strides;  ///< one per dimension, in elements
+  std::int64_t offset = 0;            ///< storage index of the element at coordinates (0, …, 0)
+  std::int64_t storage = 0;           ///< elements in the storage buffer
+  std::optional<Tensor> fill;         ///< rank-0, the case's dtype; absent: +0 / 0 / false
+};
+
+/// The storage buffer of `logical` laid out by `layout` (a rank-1 tensor of `layout.storage`
+/// elements). `invalidArgument` when the strides' count differs from the rank, an offset or a
+/// reachable element falls outside the storage, aliased elements disagree or the fill has the wrong
+/// dtype; `sizeLimitExceeded` when the storage is over `limits`. An empty view reads nothing.
+Result<Tensor> layout_storage(const Tensor& logical, const InputLayout& layout, const Limits& limits = {});
+
 /// One case: a pattern, its inputs and optionally what the reference must conclude.
 struct Case {
   Op op = Op::einsum;
@@ -29,6 +47,9 @@ struct Case {
   std::vector<std::pair<std::string, std::int64_t>> axis_lengths;
   DType dtype = DType::f64;
   std::vector<Tensor> inputs;            ///< each with dtype == this->dtype
+  /// Optional per-input layouts (CASES `"layout"`): empty, or one entry per input. Evaluators
+  /// ignore them (values are logical); out-of-process and plugin clients build the strided view.
+  std::vector<std::optional<InputLayout>> layouts;
   /// `expect`: absent (nullopt), {"error": null} (engaged, empty string) or {"error": "<code>"}.
   std::optional<std::string> expect_error;
   /// `origin`: free-form string fields in file order (seed, generator, backend, verdict, found…).

@@ -1,19 +1,47 @@
 // Backend specs → backends: built-in names, `all`, and (PROTOCOL.md) `cmd:COMMAND`, `plugin:PATH.so`.
 #pragma once
 
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "einfuzz/backends/backend.hpp"
+#include "einfuzz/harness/isolate.hpp"
 #include "einfuzz/harness/run.hpp"
 
 namespace einfuzz {
 
+/// How the backends named by specs are run.
+struct BackendSpecOptions {
+  double timeout_seconds = 10;  ///< per case: `cmd:`/numpy backends and `--isolate` workers
+  bool isolate = false;         ///< run every in-process backend in a forked worker (isolate.hpp)
+  /// RLIMIT_AS of an isolated worker (0: none; not applied under AddressSanitizer).
+  std::uint64_t address_space_bytes = std::uint64_t{8} << 30;
+};
+
 /// Builds one backend per spec, in order; `all` expands to every built-in backend available in
-/// this build. An unknown spec is `invalidArgument` naming the available ones.
+/// this build; `cmd:COMMAND` starts a PROTOCOL A process (a failing start is a `crash` verdict on
+/// each case, not an error here); `plugin:PATH` loads a PROTOCOL B library (a library that cannot
+/// be loaded is `invalidArgument`). An unknown spec is `invalidArgument` naming the available ones.
 Result<std::vector<std::unique_ptr<Backend>>> make_backends(std::span<const std::string> specs,
-                                                            const RunOptions& options);
+                                                            const RunOptions& options,
+                                                            const BackendSpecOptions& spec_options = {});
+
+/// Where the numpy reference client runs: a Python that imports numpy, and clients/numpy_backend.py.
+struct NumpyClient {
+  std::string python;            ///< as the shell finds it: $EINFUZZ_PYTHON, python3, /usr/bin/python3
+  std::filesystem::path script;  ///< the source tree's clients/, or clients/ next to the executable
+};
+
+/// The numpy client, or nullopt when no candidate Python imports numpy or the script is missing.
+/// Probed once per process (the environment does not change during a run).
+std::optional<NumpyClient> find_numpy_client();
+
+/// `numpy` (einsum with optimize=False) or `numpy-opt` (optimize=True) as a process backend.
+std::unique_ptr<Backend> make_numpy_backend(bool optimize, const NumpyClient& client, const Limits& limits,
+                                            double timeout_seconds = 10);
 
 }  // namespace einfuzz

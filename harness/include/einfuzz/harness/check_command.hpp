@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/run.hpp"
 
 namespace einfuzz {
@@ -24,6 +25,7 @@ struct CheckCommand {
   bool json = false;
   std::vector<std::string> backends = {"fused"};
   RunOptions run;
+  BackendSpecOptions backend_options;  ///< --isolate, --timeout (cmd:/numpy backends and workers)
 };
 
 /// Parses "2x3,(),0x5" into shapes; each length a decimal int64; bad text is `malformedShape`,

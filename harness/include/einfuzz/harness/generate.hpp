@@ -1,26 +1,76 @@
-// The case generator: valid checked einsums with zero-length axes, size-1 broadcasting, diagonals,
-// ellipses, scalar operands/outputs, every numeric dtype and IEEE edge values. Shared by the
-// RapidCheck properties (which draw its seed) and, later, the fuzz campaign.
+// The one case generator, drawing every choice from a ChoiceSource (seeded, libFuzzer bytes or
+// enumeration): einsums (1–6 operands, 0–6 labels each, multi-character names, repeated labels,
+// ellipses of different ranks, scalar operands and outputs), reduces (compositions, anonymous
+// factors, unit axes, every kind), shapes biased towards 0 and 1 with every broadcasting combination,
+// every dtype, values from mixtures with IEEE edge values, and a set share of deliberately invalid
+// cases. Shared by the RapidCheck properties, the fuzz targets and `einfuzz fuzz`.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/choice.hpp"
 
 namespace einfuzz {
 
+/// Written into every stored case's `origin` (bump it when the same choices draw different cases).
+inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/2";
+
+/// Which reduce constructs generate_reduce may use. Every case it draws passes check_reduce.
+struct ReduceGenOptions {
+  bool composite = true;              ///< groups `(a b)` on both sides (and `(...)` on the right)
+  bool anonymous = true;              ///< anonymous factors `2`, `3` on the left (always reduced)
+  bool units = true;                  ///< `1`, `()`, `(1)` on both sides and `1` inside groups
+  bool ellipsis = true;               ///< a bare left ellipsis covering 0–2 dimensions
+  bool zero_lengths = true;           ///< axes of length 0 (never reduced for mean/min/max)
+  int max_axes = 5;                   ///< named axes on the left
+  std::int64_t max_length = 4;        ///< longest named or ellipsis axis
+  std::int64_t max_elements = 4096;   ///< cap on the input's element count
+  std::optional<Reduction> kind;      ///< force a kind (the dtype is then drawn among its valid ones)
+  std::optional<DType> dtype;         ///< force a dtype (must be valid for the kind)
+};
+
+/// Bounds of the generator; they keep the reference's materialisation small.
 struct GenOptions {
   int max_operands = 6;                 ///< 1..max_operands operands
   int max_axes_per_operand = 6;         ///< named items per operand (ellipsis not counted)
   std::int64_t max_length = 5;          ///< axis lengths drawn from 0..max_length, biased to 0, 1, 2
-  std::int64_t max_global = 4096;       ///< bound on output size × contraction size
-  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};
+  std::int64_t max_global = 4096;       ///< bound on output size × contraction size (zero lengths as 1)
+  /// Percent of einsums with one long axis (up to max_global), so contractions reach thousands of
+  /// terms. Off by default (the property tests budget for short ones); the campaign turns it on.
+  int long_axis_percent = 0;
+  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};  ///< einsum dtypes
+  ReduceGenOptions reduce;              ///< generate_reduce's options
+  int reduce_percent = 30;              ///< generate_case: percent of reduce cases
+  int invalid_percent = 10;             ///< generate_case: percent of deliberately invalid cases
 };
 
-/// Draws one valid einsum case (the checker accepts it). Deterministic in the state of `rng`.
+/// Draws one valid einsum case (the checker accepts it). Deterministic in the choices.
+Case generate_einsum(ChoiceSource& choices, const GenOptions& options = {});
+
+/// Draws one valid einsum case from `rng` (advancing it). Deterministic in the state of `rng`.
 Case generate_einsum(Rng& rng, const GenOptions& options = {});
+
+/// Draws one valid reduce case (check_reduce accepts it): op, pattern, `reduction`, supplied
+/// `axis_lengths` (in random order), dtype valid for the kind, one input.
+Case generate_reduce(ChoiceSource& choices, const ReduceGenOptions& options = {});
+
+/// The campaign's draw: an einsum or (reduce_percent) a reduce, and in invalid_percent of the cases
+/// a mutation of it that the reference should reject (wrong operand count, incompatible
+/// broadcast, rank mismatch, bad token, unknown output axis, wrong dtype, unused length, …).
+Case generate_case(ChoiceSource& choices, const GenOptions& options = {});
+
+/// Mutates a case into one the checker most likely rejects (deliberately invalid).
+Case make_invalid(const Case& valid, ChoiceSource& choices);
+
+/// Values for `shape` from one of several mixtures: small integers, binary fractions, IEEE edge
+/// values (NaN with payloads, ±Inf, ±0, subnormals, smallest normal, largest finite, 1 ± ulp),
+/// cancellation pairs, raw bit patterns; integer extremes and wrap-around; bools 0/1.
+Tensor generate_values(ChoiceSource& choices, DType dtype, const Shape& shape);
 
 /// Applies a bijective renaming of every named label of `c`'s pattern (multi-character names
 /// included), keeping the layout of the text; ellipses and structure are untouched.

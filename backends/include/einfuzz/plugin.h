@@ -1,0 +1,121 @@
+/* einfuzz plugin ABI (PROTOCOL.md B, version 1): an in-process einsum/reduce backend as a shared
+ * library with a C interface. Plain C (C99 and C++ compatible); see docs/protocol.md.
+ *
+ * A plugin exports one symbol, `einfuzz_plugin_entry`, returning a pointer to a static table that
+ * lives as long as the library is loaded. The harness (`--backend plugin:./libmine.so`) checks
+ * `abi_version`, reads the capabilities, and calls `run` once per case. All memory crossing the
+ * boundary is owned by the harness: the request is valid only during `run`, and the output tensor
+ * is allocated through `host->alloc_output`. A plugin must not keep pointers into the request,
+ * must not write to the inputs (the harness checks), and must be safe to call repeatedly from one
+ * thread. A plugin can crash the harness: `--isolate` runs it in a forked worker instead.
+ */
+#ifndef EINFUZZ_PLUGIN_H
+#define EINFUZZ_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The ABI version this header describes. A table with another version is refused. */
+#define EINFUZZ_PLUGIN_ABI_VERSION 1
+
+/** The name of the one exported symbol (a function of type einfuzz_plugin_entry_fn). */
+#define EINFUZZ_PLUGIN_ENTRY "einfuzz_plugin_entry"
+
+#if defined(_WIN32)
+#define EINFUZZ_PLUGIN_EXPORT __declspec(dllexport)
+#else
+#define EINFUZZ_PLUGIN_EXPORT __attribute__((visibility("default")))
+#endif
+
+/** Element types, as in PROTOCOL A: IEEE binary32/64, two's complement, and one byte 0/1. */
+typedef enum einfuzz_dtype {
+  EINFUZZ_F32 = 0,
+  EINFUZZ_F64 = 1,
+  EINFUZZ_I32 = 2,
+  EINFUZZ_I64 = 3,
+  EINFUZZ_BOOL = 4
+} einfuzz_dtype;
+
+/** What `run` concluded (PROTOCOL A §3: ok / error / unsupported). */
+typedef enum einfuzz_status {
+  EINFUZZ_OK = 0,          /**< the output was allocated through alloc_output and filled */
+  EINFUZZ_ERROR = 1,       /**< the plugin rejects the case (its own diagnostic) */
+  EINFUZZ_UNSUPPORTED = 2  /**< outside what the plugin implements: never a disagreement */
+} einfuzz_status;
+
+/** One input operand. Dense row-major unless `strides` is non-NULL (only for plugins that declare
+ *  `strided_inputs`): then element (i_0..i_{r-1}) is at ((T*)data)[Σ i_d·strides[d]], strides in
+ *  elements, possibly 0 or negative. */
+typedef struct einfuzz_tensor {
+  int32_t rank;
+  const int64_t* shape;   /**< `rank` lengths, each >= 0 (NULL when rank is 0) */
+  const void* data;       /**< the values, little-endian, in the request's dtype; never NULL */
+  const int64_t* strides; /**< NULL: dense row-major */
+} einfuzz_tensor;
+
+/** One supplied reduce axis length, e.g. {"h2", 2}; duplicates are passed on as given. */
+typedef struct einfuzz_axis_length {
+  const char* name;
+  int64_t length;
+} einfuzz_axis_length;
+
+/** One case, as PROTOCOL A's request line says it. Strings are NUL-terminated UTF-8. */
+typedef struct einfuzz_request {
+  int64_t id;                              /**< increases by one per call */
+  const char* op;                          /**< "einsum" or "reduce" */
+  const char* pattern;                     /**< as written, e.g. "b i j, b j k -> b i k" */
+  const char* subscripts;                  /**< numpy notation "bij,bjk->bik"; NULL for reduce or > 52 labels */
+  einfuzz_dtype dtype;                     /**< of every input (and the output, except any/all: bool) */
+  const char* reduction;                   /**< "sum" | "mean" | "prod" | "min" | "max" | "any" | "all"; NULL for einsum */
+  const einfuzz_axis_length* axis_lengths; /**< reduce only */
+  size_t axis_length_count;
+  const einfuzz_tensor* inputs;
+  size_t input_count;
+} einfuzz_request;
+
+/** Services the harness provides during one `run` call. */
+typedef struct einfuzz_host {
+  void* context; /**< pass back to every callback */
+  /** Allocates the output (`rank` lengths; product × dtype size bytes, zero-filled) and returns
+   *  its data, or NULL when the shape is refused (negative, over the harness's size limit) or an
+   *  output was already allocated. Call at most once; the harness owns the memory. */
+  void* (*alloc_output)(void* context, int32_t rank, const int64_t* shape);
+  /** Records the message of an ERROR or UNSUPPORTED answer (copied; `code` may be NULL or a
+   *  SEMANTICS diagnostic code such as "rankMismatch"). */
+  void (*set_message)(void* context, const char* code, const char* message);
+} einfuzz_host;
+
+typedef einfuzz_status (*einfuzz_run_fn)(const einfuzz_request* request, const einfuzz_host* host);
+
+/** The plugin's table. List fields are NULL-terminated arrays of strings; NULL lists and NULL
+ *  strings take PROTOCOL A's defaults: ops {"einsum"}, dtypes {"f32","f64"}, reductions {},
+ *  semantics "any-order", nan_profile "propagate", notation "einops". */
+typedef struct einfuzz_plugin {
+  uint32_t abi_version;             /**< EINFUZZ_PLUGIN_ABI_VERSION */
+  const char* name;                 /**< e.g. "example-c einsum" */
+  const char* version;              /**< free text, may be NULL */
+  const char* const* ops;           /**< "einsum", "reduce" */
+  const char* const* dtypes;        /**< "f32", "f64", "i32", "i64", "bool" */
+  const char* const* reductions;    /**< "sum", "mean", "prod", "min", "max", "any", "all" */
+  const char* semantics;            /**< "ordered" or "any-order" */
+  const char* nan_profile;          /**< "propagate", "ignore" or "ordered" */
+  int32_t factoring;                /**< 1: may factor sums out of products (ORACLE §3); 0: never */
+  int32_t strided_inputs;           /**< 1: accepts einfuzz_tensor.strides; 0: dense only */
+  const char* notation;             /**< "einops" or "numpy" (informative) */
+  einfuzz_run_fn run;               /**< never NULL */
+} einfuzz_plugin;
+
+typedef const einfuzz_plugin* (*einfuzz_plugin_entry_fn)(void);
+
+/** Implemented by the plugin: `EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void)`. */
+EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EINFUZZ_PLUGIN_H */

@@ -1,0 +1,228 @@
+// PROTOCOL B loader: dlopen a plugin, read its versioned table, and call `run` with the case as
+// plain C structs and a host whose `alloc_output` is the only way an output comes back.
+#include "einfuzz/backends/plugin.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/plugin.h"
+
+namespace einfuzz {
+
+namespace {
+
+/// A non-null address for empty buffers: the ABI promises data pointers are never NULL.
+alignas(16) constexpr std::byte kEmpty[16] = {};
+
+std::vector<std::string> string_list(const char* const* list, std::vector<std::string> fallback) {
+  if (list == nullptr) return fallback;
+  std::vector<std::string> out;
+  // A bound, so a table missing its NULL terminator cannot walk memory forever.
+  for (std::size_t i = 0; i < 64 && list[i] != nullptr; ++i) out.emplace_back(list[i]);
+  return out;
+}
+
+einfuzz_dtype c_dtype(DType d) {
+  switch (d) {
+    case DType::f32: return EINFUZZ_F32;
+    case DType::f64: return EINFUZZ_F64;
+    case DType::i32: return EINFUZZ_I32;
+    case DType::i64: return EINFUZZ_I64;
+    case DType::boolean: break;
+  }
+  return EINFUZZ_BOOL;
+}
+
+std::uint64_t checksum(std::span<const std::byte> bytes) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::byte b : bytes) h = (h ^ static_cast<std::uint64_t>(b)) * 0x100000001b3ULL;
+  return h;
+}
+
+/// The state behind one `run` call's einfuzz_host.
+struct HostState {
+  const Limits* limits = nullptr;
+  DType out_dtype = DType::f64;
+  std::optional<Tensor> output;
+  std::string refusal;  // why alloc_output returned NULL (first reason)
+  std::string code;
+  std::string message;
+
+  static void* alloc_output(void* context, int32_t rank, const int64_t* shape) {
+    auto* self = static_cast<HostState*>(context);
+    const auto refuse = [&](std::string why) -> void* {
+      if (self->refusal.empty()) self->refusal = std::move(why);
+      return nullptr;
+    };
+    if (self->output) return refuse("alloc_output was called a second time");
+    if (rank < 0 || rank > 64) return refuse("alloc_output: rank " + std::to_string(rank) + " is not in 0..64");
+    if (rank > 0 && shape == nullptr) return refuse("alloc_output: a NULL shape for rank " + std::to_string(rank));
+    Shape s(shape, shape + rank);
+    for (std::int64_t d : s) {
+      if (d < 0) return refuse("alloc_output: negative length " + std::to_string(d));
+    }
+    // The limits decide before anything proportional to the shape is allocated.
+    if (auto size = check_tensor_size(s, *self->limits, "the plugin's output"); !size) {
+      return refuse("alloc_output: huge shape " + format_shape(s) + ": " + size.error().message);
+    }
+    self->output.emplace(self->out_dtype, std::move(s));
+    auto bytes = self->output->bytes();
+    if (bytes.empty()) return const_cast<std::byte*>(kEmpty);
+    // Harness-owned storage of a non-const tensor, handed out for the plugin to fill.
+    return const_cast<std::byte*>(bytes.data());
+  }
+
+  static void set_message(void* context, const char* code, const char* message) {
+    auto* self = static_cast<HostState*>(context);
+    self->code = code ? std::string(code).substr(0, 200) : std::string();
+    self->message = message ? std::string(message).substr(0, 2000) : std::string();
+  }
+};
+
+class PluginBackend final : public Backend {
+ public:
+  PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table)
+      : options_(options), handle_(handle), table_(table) {
+    name_ = options.name.empty() ? "plugin:" + options.path : options.name;
+    caps_.ops.clear();
+    for (const auto& o : string_list(table->ops, {"einsum"})) {
+      if (o == "einsum") caps_.ops.push_back(Op::einsum);
+      if (o == "reduce") caps_.ops.push_back(Op::reduce);
+    }
+    caps_.dtypes.clear();
+    for (const auto& d : string_list(table->dtypes, {"f32", "f64"})) {
+      if (auto t = dtype_from_name(d)) caps_.dtypes.push_back(*t);
+    }
+    for (const auto& r : string_list(table->reductions, {})) {
+      if (reduction_from_name(r)) caps_.reductions.push_back(r);
+    }
+    const std::string semantics = table->semantics ? table->semantics : "any-order";
+    caps_.semantics = semantics == "ordered" ? Semantics::ordered : Semantics::any_order;
+    const std::string nan = table->nan_profile ? table->nan_profile : "propagate";
+    caps_.nan_profile = nan == "ignore" ? NanProfile::ignore : nan == "ordered" ? NanProfile::ordered : NanProfile::propagate;
+    caps_.factoring = table->factoring != 0;
+    caps_.strided_inputs = table->strided_inputs != 0;
+    caps_.version = std::string(table->name ? table->name : "?") + (table->version ? std::string(" ") + table->version : "");
+  }
+  ~PluginBackend() override { ::dlclose(handle_); }
+
+  std::string_view name() const override { return name_; }
+  const Capabilities& capabilities() const override { return caps_; }
+
+  BackendResult run(const Case& c) override {
+    // Strided storages for plugins that take them; a layout that no longer fits is sent dense.
+    std::vector<std::optional<Tensor>> storages(c.inputs.size());
+    if (caps_.strided_inputs && c.layouts.size() == c.inputs.size()) {
+      for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+        if (!c.layouts[k]) continue;
+        if (auto st = layout_storage(c.inputs[k], *c.layouts[k], options_.limits)) storages[k] = std::move(*st);
+      }
+    }
+    std::vector<einfuzz_tensor> inputs(c.inputs.size());
+    std::vector<std::uint64_t> sums(c.inputs.size(), 0);
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      const Tensor& t = c.inputs[k];
+      einfuzz_tensor& in = inputs[k];
+      in.rank = static_cast<int32_t>(t.rank());
+      in.shape = t.rank() ? t.shape().data() : nullptr;
+      if (storages[k]) {
+        const auto bytes = storages[k]->bytes();
+        sums[k] = checksum(bytes);
+        in.data = bytes.empty() ? kEmpty : bytes.data() + c.layouts[k]->offset * static_cast<std::int64_t>(dtype_size(c.dtype));
+        in.strides = c.layouts[k]->strides.data();
+      } else {
+        in.data = t.bytes().empty() ? kEmpty : t.bytes().data();
+        in.strides = nullptr;
+      }
+    }
+    std::vector<einfuzz_axis_length> lengths;
+    for (const auto& [axis, length] : c.axis_lengths) lengths.push_back({axis.c_str(), length});
+    const std::string op(op_name(c.op));
+    const std::optional<std::string> subscripts = c.op == Op::einsum ? numpy_subscripts(c.pattern) : std::nullopt;
+    const std::string reduction = c.reduction.value_or("");
+
+    einfuzz_request request{};
+    request.id = next_id_++;
+    request.op = op.c_str();
+    request.pattern = c.pattern.c_str();
+    request.subscripts = subscripts ? subscripts->c_str() : nullptr;
+    request.dtype = c_dtype(c.dtype);
+    request.reduction = c.op == Op::reduce ? reduction.c_str() : nullptr;
+    request.axis_lengths = lengths.empty() ? nullptr : lengths.data();
+    request.axis_length_count = lengths.size();
+    request.inputs = inputs.empty() ? nullptr : inputs.data();
+    request.input_count = inputs.size();
+
+    HostState state;
+    state.limits = &options_.limits;
+    state.out_dtype = c.op == Op::reduce && (reduction == "any" || reduction == "all") ? DType::boolean : c.dtype;
+    einfuzz_host host{&state, &HostState::alloc_output, &HostState::set_message};
+    const einfuzz_status status = table_->run(&request, &host);
+
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      if (storages[k] && checksum(storages[k]->bytes()) != sums[k]) {
+        return Fault{FaultKind::input_modified, "the plugin wrote to the storage of strided input " + std::to_string(k)};
+      }
+    }
+    switch (status) {
+      case EINFUZZ_OK:
+        if (!state.refusal.empty()) return Fault{FaultKind::protocol, state.refusal};
+        if (!state.output) return Fault{FaultKind::protocol, "run returned EINFUZZ_OK without calling alloc_output"};
+        return std::move(*state.output);
+      case EINFUZZ_ERROR: return Rejected{state.code, state.message};
+      case EINFUZZ_UNSUPPORTED: return Unsupported{state.message};
+    }
+    return Fault{FaultKind::protocol, "run returned the unknown status " + std::to_string(static_cast<int>(status))};
+  }
+
+ private:
+  PluginOptions options_;
+  void* handle_;
+  const einfuzz_plugin* table_;
+  std::string name_;
+  Capabilities caps_;
+  std::int64_t next_id_ = 1;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& options) {
+  const auto bad = [&](const std::string& why) {
+    return make_diagnostic(Code::invalidArgument, "plugin '" + options.path + "': " + why);
+  };
+  ::dlerror();
+  void* handle = ::dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* e = ::dlerror();
+    return bad(std::string("cannot load it: ") + (e ? e : "dlopen failed"));
+  }
+  void* symbol = ::dlsym(handle, EINFUZZ_PLUGIN_ENTRY);
+  if (!symbol) {
+    ::dlclose(handle);
+    return bad("it does not export the symbol " EINFUZZ_PLUGIN_ENTRY " (see <einfuzz/plugin.h>)");
+  }
+  const auto entry = reinterpret_cast<einfuzz_plugin_entry_fn>(symbol);
+  const einfuzz_plugin* table = entry();
+  std::string why;
+  if (!table) {
+    why = EINFUZZ_PLUGIN_ENTRY "() returned NULL";
+  } else if (table->abi_version != EINFUZZ_PLUGIN_ABI_VERSION) {
+    why = "ABI version " + std::to_string(table->abi_version) + ", this harness speaks version " +
+          std::to_string(EINFUZZ_PLUGIN_ABI_VERSION);
+  } else if (!table->run) {
+    why = "its table has no run function";
+  }
+  if (!why.empty()) {
+    ::dlclose(handle);
+    return bad(why);
+  }
+  return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(options, handle, table));
+}
+
+}  // namespace einfuzz

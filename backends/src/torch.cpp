@@ -1,0 +1,217 @@
+// The torch backends: at::einsum (with an optional explicit contraction path) and the at::
+// reductions, used as a torch user would. The only translation unit of the project that includes ATen;
+// it is built as a loadable module (einfuzz_torch.so) that torch_loader.cpp opens on first use, so
+// no other program pays for loading libtorch.
+#include "einfuzz/backends/torch.hpp"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/parse.hpp"
+
+#ifndef EINFUZZ_TORCH_VERSION
+#define EINFUZZ_TORCH_VERSION "?"
+#endif
+
+namespace einfuzz {
+namespace {
+
+at::ScalarType scalar_type(DType d) {
+  switch (d) {
+    case DType::f32: return at::kFloat;
+    case DType::f64: return at::kDouble;
+    case DType::i32: return at::kInt;
+    case DType::i64: return at::kLong;
+    case DType::boolean: break;
+  }
+  return at::kBool;
+}
+
+std::optional<DType> dtype_of(at::ScalarType s) {
+  switch (s) {
+    case at::kFloat: return DType::f32;
+    case at::kDouble: return DType::f64;
+    case at::kInt: return DType::i32;
+    case at::kLong: return DType::i64;
+    case at::kBool: return DType::boolean;
+    default: return std::nullopt;
+  }
+}
+
+/// The first line of a c10::Error, without the C++ backtrace torch appends.
+std::string torch_message(const c10::Error& e) {
+  std::string s = e.what_without_backtrace();
+  if (const auto nl = s.find('\n'); nl != std::string::npos) s.erase(nl);
+  return s;
+}
+
+/// A torch view of input `k`: the case's own bytes (never copied, so a write would be seen by the
+/// run boundary's checksum), or, for a layout with non-negative strides, a strided view of its
+/// storage buffer (kept alive in `keep`; torch has no negative strides).
+at::Tensor to_torch(const Case& c, std::size_t k, std::vector<Tensor>& keep) {
+  const Tensor& t = c.inputs[k];
+  const auto options = at::TensorOptions().dtype(scalar_type(t.dtype()));
+  const std::vector<int64_t> sizes(t.shape().begin(), t.shape().end());
+  if (k < c.layouts.size() && c.layouts[k]) {
+    const InputLayout& l = *c.layouts[k];
+    const bool forward = std::all_of(l.strides.begin(), l.strides.end(), [](std::int64_t s) { return s >= 0; });
+    if (auto storage = layout_storage(t, l); forward && storage && storage->size() > 0) {
+      keep.push_back(std::move(*storage));
+      auto* base = const_cast<std::byte*>(keep.back().bytes().data()) + l.offset * static_cast<std::int64_t>(dtype_size(t.dtype()));
+      return at::from_blob(base, sizes, std::vector<int64_t>(l.strides.begin(), l.strides.end()), options);
+    }
+  }
+  if (t.size() == 0) return at::empty(sizes, options);
+  // Read-only use: at::einsum and the reductions do not write their inputs.
+  return at::from_blob(const_cast<std::byte*>(t.bytes().data()), sizes, options);
+}
+
+BackendResult from_torch(at::Tensor r) {
+  r = r.contiguous();
+  const auto dtype = dtype_of(r.scalar_type());
+  if (!dtype) return Unsupported{std::string("torch returned the dtype ") + c10::toString(r.scalar_type())};
+  Shape shape(r.sizes().begin(), r.sizes().end());
+  Tensor out(*dtype, shape);
+  const auto bytes = out.bytes();
+  if (!bytes.empty()) std::memcpy(const_cast<std::byte*>(bytes.data()), r.data_ptr(), bytes.size());
+  return out;
+}
+
+/// The `path` argument of at::einsum for `n` operands (2·(n−1) positions), or empty for none.
+std::vector<int64_t> contraction_path(TorchPath path, std::size_t n) {
+  std::vector<int64_t> out;
+  if (path == TorchPath::automatic || n < 3) return out;
+  for (auto m = static_cast<int64_t>(n); m >= 2; --m) {
+    if (path == TorchPath::right_first) {
+      out.insert(out.end(), {m - 2, m - 1});
+    } else {
+      out.insert(out.end(), {0, m - 1});
+    }
+  }
+  return out;
+}
+
+std::string path_name(TorchPath path) {
+  switch (path) {
+    case TorchPath::automatic: return "torch";
+    case TorchPath::right_first: return "torch-path-right";
+    case TorchPath::outer_first: return "torch-path-outer";
+  }
+  return "torch";
+}
+
+class TorchBackend final : public Backend {
+ public:
+  explicit TorchBackend(TorchPath path) : path_(path), name_(path_name(path)) {
+    caps_.ops = {Op::einsum, Op::reduce};
+    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
+    caps_.semantics = Semantics::any_order;
+    caps_.nan_profile = NanProfile::propagate;
+    caps_.factoring = true;
+    caps_.strided_inputs = true;
+    caps_.version = std::string("libtorch ") + EINFUZZ_TORCH_VERSION + " (ATen)" +
+                    (path == TorchPath::automatic ? "" : ", explicit contraction path");
+  }
+  std::string_view name() const override { return name_; }
+  const Capabilities& capabilities() const override { return caps_; }
+
+  BackendResult run(const Case& c) override {
+    try {
+      return c.op == Op::einsum ? einsum(c) : reduce(c);
+    } catch (const c10::Error& e) {
+      return Rejected{"", "torch: " + torch_message(e)};
+    }
+  }
+
+ private:
+  BackendResult einsum(const Case& c) {
+    // The einops front end: what does not parse is rejected with the parser's code.
+    auto parsed = parse_einsum(c.pattern);
+    if (!parsed) return Rejected{std::string(code_name(parsed.error().code)), parsed.error().message};
+    std::set<std::string> labels;
+    for (const Expression& e : parsed->operands) {
+      for (const Item& item : e.items) {
+        for (const Atom& a : item.atoms) {
+          if (a.kind == Atom::Kind::name) labels.insert(a.name);
+        }
+      }
+    }
+    if (labels.size() > 52) return Unsupported{"torch einsum letters: more than 52 labels"};
+    const auto subscripts = numpy_subscripts(c.pattern);
+    if (!subscripts) return Rejected{"", "einops: groups, unit and anonymous axes are not einsum axes"};
+    if (c.dtype == DType::boolean) return Rejected{"unsupportedDtype", "einsum on bool (as the checker says)"};
+    std::vector<Tensor> keep;
+    std::vector<at::Tensor> operands;
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) operands.push_back(to_torch(c, k, keep));
+    const std::vector<int64_t> path = contraction_path(path_, operands.size());
+    at::Tensor r = path.empty() ? at::einsum(*subscripts, operands)
+                                : at::einsum(*subscripts, operands, at::IntArrayRef(path));
+    return from_torch(r);
+  }
+
+  static BackendResult reduce(const Case& c) {
+    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
+    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    const CheckedReduce& r = *checked;
+    std::vector<Tensor> keep;
+    at::Tensor t = to_torch(c, 0, keep);
+    std::vector<int64_t> elementary;
+    for (const ElementaryAxis& a : r.axes) elementary.push_back(a.length);
+    t = t.reshape(elementary);
+    std::vector<int64_t> dims(r.reduced.begin(), r.reduced.end());
+    const auto st = scalar_type(c.dtype);
+    if (!dims.empty()) {
+      switch (r.kind) {
+        case Reduction::sum: t = at::sum(t, at::IntArrayRef(dims), /*keepdim=*/false, st); break;
+        case Reduction::mean: t = at::mean(t, at::IntArrayRef(dims)); break;
+        case Reduction::min: t = at::amin(t, at::IntArrayRef(dims)); break;
+        case Reduction::max: t = at::amax(t, at::IntArrayRef(dims)); break;
+        // prod, any and all take one dimension at a time (as einops does with torch): last first.
+        case Reduction::prod:
+          for (auto d = dims.rbegin(); d != dims.rend(); ++d) t = at::prod(t, *d, false, st);
+          break;
+        case Reduction::any:
+          for (auto d = dims.rbegin(); d != dims.rend(); ++d) t = at::any(t, *d);
+          break;
+        case Reduction::all:
+          for (auto d = dims.rbegin(); d != dims.rend(); ++d) t = at::all(t, *d);
+          break;
+      }
+    }
+    // Kept axes are in input order; the output wants them grouped and ordered as written.
+    std::vector<int> kept;
+    for (int a = 0; a < static_cast<int>(r.axes.size()); ++a) {
+      if (std::find(r.reduced.begin(), r.reduced.end(), a) == r.reduced.end()) kept.push_back(a);
+    }
+    std::vector<int64_t> order;
+    for (const auto& group : r.output_groups) {
+      for (int a : group) order.push_back(std::find(kept.begin(), kept.end(), a) - kept.begin());
+    }
+    if (!order.empty()) t = t.permute(order);
+    const std::vector<int64_t> out_shape(r.output_shape.begin(), r.output_shape.end());
+    return from_torch(t.reshape(out_shape));
+  }
+
+  TorchPath path_;
+  std::string name_;
+  Capabilities caps_;
+};
+
+}  // namespace
+
+}  // namespace einfuzz
+
+// The module's one entry point (torch_loader.cpp finds it with dlsym). The caller owns the result and
+// deletes it through Backend's virtual destructor, so allocation and release both happen in here.
+extern "C" __attribute__((visibility("default"))) einfuzz::Backend* einfuzz_torch_backend_v1(int path) {
+  return new einfuzz::TorchBackend(static_cast<einfuzz::TorchPath>(path));
+}

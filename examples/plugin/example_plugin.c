@@ -1,0 +1,193 @@
+/* An example einfuzz plugin (PROTOCOL B) in plain C: a small, obviously-right einsum for f32/f64
+ * over numpy-notation subscripts (no ellipsis), with size-1 broadcasting and diagonals; anything
+ * else is answered EINFUZZ_UNSUPPORTED. Build: cc -shared -fPIC -I backends/include example_plugin.c
+ */
+#include <einfuzz/plugin.h>
+
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_LABELS 52
+#define MAX_OPERANDS 32
+#define MAX_RANK 32
+
+static int label_index(char c) {
+  if (c >= 'a' && c <= 'z') return c - 'a';
+  if (c >= 'A' && c <= 'Z') return 26 + (c - 'A');
+  return -1;
+}
+
+static einfuzz_status answer(const einfuzz_host* host, einfuzz_status status, const char* message) {
+  host->set_message(host->context, NULL, message);
+  return status;
+}
+
+/* One operand's labels, as indices into the label table. */
+typedef struct operand {
+  int labels[MAX_RANK];
+  int rank;
+} operand;
+
+/* Splits "ab,bc->ac" into operands and output; 0 on success, else an error message. */
+static const char* parse(const char* s, operand* ops, int* op_count, operand* out) {
+  const char* arrow = strstr(s, "->");
+  if (!arrow) return "the subscripts have no '->'";
+  int k = 0;
+  ops[0].rank = 0;
+  for (const char* p = s; p < arrow; ++p) {
+    if (*p == ',') {
+      if (++k >= MAX_OPERANDS) return "too many operands for this example";
+      ops[k].rank = 0;
+      continue;
+    }
+    const int l = label_index(*p);
+    if (l < 0) return "unexpected character in the subscripts";
+    if (ops[k].rank >= MAX_RANK) return "operand rank too large for this example";
+    ops[k].labels[ops[k].rank++] = l;
+  }
+  *op_count = k + 1;
+  out->rank = 0;
+  for (const char* p = arrow + 2; *p; ++p) {
+    const int l = label_index(*p);
+    if (l < 0) return "unexpected character in the output subscripts";
+    if (out->rank >= MAX_RANK) return "output rank too large for this example";
+    out->labels[out->rank++] = l;
+  }
+  return 0;
+}
+
+/* Reads element `flat` of a dense tensor as double (f32 widens exactly). */
+static double read_value(const void* data, einfuzz_dtype dtype, int64_t flat) {
+  return dtype == EINFUZZ_F32 ? (double)((const float*)data)[flat] : ((const double*)data)[flat];
+}
+
+static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
+  if (strcmp(r->op, "einsum") != 0) return answer(host, EINFUZZ_UNSUPPORTED, "this example does einsum only");
+  if (r->dtype != EINFUZZ_F32 && r->dtype != EINFUZZ_F64) {
+    return answer(host, EINFUZZ_UNSUPPORTED, "this example does f32 and f64 only");
+  }
+  if (!r->subscripts) return answer(host, EINFUZZ_UNSUPPORTED, "the pattern has no numpy spelling");
+  if (strstr(r->subscripts, "...")) return answer(host, EINFUZZ_UNSUPPORTED, "this example has no ellipsis");
+
+  operand ops[MAX_OPERANDS];
+  operand out;
+  int op_count = 0;
+  const char* why = parse(r->subscripts, ops, &op_count, &out);
+  if (why) return answer(host, EINFUZZ_UNSUPPORTED, why);
+  if ((size_t)op_count != r->input_count) return answer(host, EINFUZZ_ERROR, "operand count differs from the inputs");
+
+  /* Lengths: the first occurrence != 1 decides (size-1 broadcasting); a repeated label inside one
+   * operand must match exactly. */
+  int64_t length[MAX_LABELS];
+  int used[MAX_LABELS] = {0};
+  int first_seen[MAX_LABELS];
+  int order = 0;
+  for (int l = 0; l < MAX_LABELS; ++l) length[l] = -1;
+  for (int k = 0; k < op_count; ++k) {
+    const einfuzz_tensor* t = &r->inputs[k];
+    if (t->rank != ops[k].rank) return answer(host, EINFUZZ_ERROR, "an operand's rank differs from its subscripts");
+    for (int d = 0; d < t->rank; ++d) {
+      const int l = ops[k].labels[d];
+      for (int e = 0; e < d; ++e) {
+        if (ops[k].labels[e] == l && t->shape[e] != t->shape[d]) {
+          return answer(host, EINFUZZ_ERROR, "a repeated label has different lengths in one operand");
+        }
+      }
+      if (!used[l]) {
+        used[l] = 1;
+        first_seen[l] = order++;
+      }
+      if (length[l] == -1 || length[l] == 1) length[l] = t->shape[d];
+    }
+  }
+  for (int k = 0; k < op_count; ++k) {
+    for (int d = 0; d < r->inputs[k].rank; ++d) {
+      const int64_t n = r->inputs[k].shape[d];
+      if (n != 1 && n != length[ops[k].labels[d]]) return answer(host, EINFUZZ_ERROR, "incompatible broadcast");
+    }
+  }
+  int in_output[MAX_LABELS] = {0};
+  int64_t out_shape[MAX_RANK];
+  for (int d = 0; d < out.rank; ++d) {
+    const int l = out.labels[d];
+    if (!used[l]) return answer(host, EINFUZZ_ERROR, "an output label appears in no operand");
+    if (in_output[l]) return answer(host, EINFUZZ_ERROR, "an output label appears twice");
+    in_output[l] = 1;
+    out_shape[d] = length[l];
+  }
+  /* Contracted labels in first-appearance order (the first one outermost). */
+  int contracted[MAX_LABELS];
+  int c_count = 0;
+  for (int rank = 0; rank < order; ++rank) {
+    for (int l = 0; l < MAX_LABELS; ++l) {
+      if (used[l] && first_seen[l] == rank && !in_output[l]) contracted[c_count++] = l;
+    }
+  }
+
+  void* result = host->alloc_output(host->context, out.rank, out_shape);
+  if (!result) return answer(host, EINFUZZ_ERROR, "the harness refused the output shape");
+  int64_t out_size = 1;
+  for (int d = 0; d < out.rank; ++d) out_size *= out_shape[d];
+  int64_t c_size = 1;
+  for (int i = 0; i < c_count; ++i) c_size *= length[contracted[i]];
+
+  int64_t index[MAX_LABELS] = {0};
+  for (int64_t o = 0; o < out_size; ++o) {
+    int64_t rest = o;
+    for (int d = out.rank - 1; d >= 0; --d) {
+      index[out.labels[d]] = rest % out_shape[d];
+      rest /= out_shape[d];
+    }
+    double acc64 = 0.0;
+    float acc32 = 0.0f;
+    for (int64_t c = 0; c < c_size; ++c) {
+      rest = c;
+      for (int i = c_count - 1; i >= 0; --i) {
+        const int64_t n = length[contracted[i]];
+        index[contracted[i]] = rest % n;
+        rest /= n;
+      }
+      double term64 = 1.0;
+      float term32 = 1.0f;
+      for (int k = 0; k < op_count; ++k) {
+        const einfuzz_tensor* t = &r->inputs[k];
+        int64_t flat = 0;
+        for (int d = 0; d < t->rank; ++d) {
+          const int64_t coord = t->shape[d] == 1 ? 0 : index[ops[k].labels[d]];
+          flat = flat * t->shape[d] + coord;
+        }
+        const double v = read_value(t->data, r->dtype, flat);
+        term64 *= v;
+        term32 *= (float)v;
+      }
+      acc64 += term64;
+      acc32 += term32;
+    }
+    if (r->dtype == EINFUZZ_F32) {
+      ((float*)result)[o] = acc32;
+    } else {
+      ((double*)result)[o] = acc64;
+    }
+  }
+  return EINFUZZ_OK;
+}
+
+static const char* const kOps[] = {"einsum", NULL};
+static const char* const kDtypes[] = {"f32", "f64", NULL};
+
+static const einfuzz_plugin kPlugin = {
+    EINFUZZ_PLUGIN_ABI_VERSION,
+    "example-c einsum",
+    "1.0",
+    kOps,
+    kDtypes,
+    NULL,        /* no reductions */
+    "any-order", /* sequential in fact, but any correct order is all it promises */
+    "propagate",
+    0, /* never factors sums out of products */
+    0, /* dense inputs only */
+    "numpy",
+    run,
+};
+
+EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) { return &kPlugin; }

@@ -1,0 +1,92 @@
+// einfuzz_artifact_to_case: turns an input of a structured fuzz target (a crash artifact, a corpus
+// entry) into a readable `einfuzz-case/1` file, with exactly the decoding the target uses.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "einfuzz/core/case.hpp"
+#include "fuzz_input.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] ARTIFACT\n"
+    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern (or einsum | reduce | pattern)\n"
+    "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o).\n"
+    "  Replay it with: einfuzz check --case CASE --backend fused,shuffle\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace einfuzz;
+  using namespace einfuzz::fuzz;
+  std::string target, out_path, artifact;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if ((arg == "--target" || arg == "-t") && i + 1 < argc) {
+      target = argv[++i];
+    } else if (arg == "-o" && i + 1 < argc) {
+      out_path = argv[++i];
+    } else if (arg == "-h" || arg == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (!arg.empty() && arg[0] != '-' && artifact.empty()) {
+      artifact = arg;
+    } else {
+      return usage_error("unexpected argument '" + std::string(arg) + "'");
+    }
+  }
+  if (artifact.empty()) return usage_error("no artifact given");
+  OpChoice op;
+  if (target == "fuzz_einsum_diff" || target == "einsum") {
+    op = OpChoice::einsum;
+    target = "fuzz_einsum_diff";
+  } else if (target == "fuzz_reduce_diff" || target == "reduce") {
+    op = OpChoice::reduce;
+    target = "fuzz_reduce_diff";
+  } else if (target == "fuzz_pattern" || target == "pattern") {
+    op = OpChoice::any;
+    target = "fuzz_pattern";
+  } else {
+    return usage_error("unknown --target '" + target + "'");
+  }
+
+  std::ifstream in(artifact, std::ios::binary);
+  if (!in) return usage_error("cannot read " + artifact);
+  const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::vector<std::uint8_t> bytes(chars.begin(), chars.end());
+
+  const std::optional<Decoded> decoded = decode_case(bytes, op);
+  if (!decoded) {
+    const Structure s = decode_structure(bytes, op);
+    std::string shapes;
+    for (const Shape& shape : s.shapes) shapes += (shapes.empty() ? "" : ", ") + format_shape(shape);
+    std::fprintf(stderr,
+                 "einfuzz_artifact_to_case: the input decodes to pattern \"%s\" with shapes [%s], but a tensor is "
+                 "over %lld elements (or negative), so the target skips it and there are no values to write\n",
+                 s.pattern.c_str(), shapes.c_str(), static_cast<long long>(kMaxFuzzElements));
+    return 1;
+  }
+  Case c = decoded->c;
+  c.origin.emplace_back("target", target);
+  c.origin.emplace_back("artifact", std::filesystem::path(artifact).filename().string());
+  const std::string text = write_case(c);
+  if (out_path.empty()) {
+    std::fputs(text.c_str(), stdout);
+    return 0;
+  }
+  std::ofstream out(out_path, std::ios::binary);
+  out << text;
+  if (!out) return usage_error("cannot write " + out_path);
+  std::fprintf(stderr, "wrote %s\n", out_path.c_str());
+  return 0;
+}

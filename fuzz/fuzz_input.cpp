@@ -1,0 +1,239 @@
+// Bytes ↔ cases for the fuzz targets (see fuzz_input.hpp for the layout).
+#include "fuzz_input.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+#include <type_traits>
+
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/harness/generate.hpp"
+
+namespace einfuzz::fuzz {
+namespace {
+
+constexpr std::array<DType, 5> kDTypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+constexpr std::array<std::string_view, 8> kReductions = {"sum", "prod", "mean", "min", "max",
+                                                         "any", "all", "median"};
+constexpr std::array<int, 4> kTileWidths = {8, 4, 1, 8};
+
+/// Total reads over the input: past the end every read gives 0 / an empty string.
+class Reader {
+ public:
+  explicit Reader(std::span<const std::uint8_t> data) : data_(data) {}
+
+  std::uint8_t byte() noexcept { return pos_ < data_.size() ? data_[pos_++] : 0; }
+
+  /// Bytes up to (not including) '\n', which is consumed; or up to the end.
+  std::string line() {
+    std::string out;
+    while (pos_ < data_.size() && data_[pos_] != '\n') out.push_back(static_cast<char>(data_[pos_++]));
+    if (pos_ < data_.size()) ++pos_;
+    return out;
+  }
+
+  /// LEB128, at most 10 bytes; the bits wrap into int64 (so huge encodings give negative lengths).
+  std::int64_t varint() noexcept {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64 && pos_ < data_.size(); shift += 7) {
+      const std::uint8_t b = data_[pos_++];
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) break;
+    }
+    return static_cast<std::int64_t>(v);
+  }
+
+  std::size_t position() const noexcept { return pos_; }
+
+ private:
+  std::span<const std::uint8_t> data_;
+  std::size_t pos_ = 0;
+};
+
+Shape read_shape(Reader& in) {
+  Shape shape(in.byte() & 15);
+  for (std::int64_t& d : shape) d = in.varint();
+  return shape;
+}
+
+void write_varint(std::vector<std::uint8_t>& out, std::int64_t value) {
+  auto v = static_cast<std::uint64_t>(value);
+  do {
+    const auto b = static_cast<std::uint8_t>(v & 0x7f);
+    v >>= 7;
+    out.push_back(v ? (b | 0x80) : b);
+  } while (v);
+}
+
+bool write_shape(std::vector<std::uint8_t>& out, const Shape& shape) {
+  if (shape.size() > 15) return false;
+  out.push_back(static_cast<std::uint8_t>(shape.size()));
+  for (std::int64_t d : shape) write_varint(out, d);
+  return true;
+}
+
+/// Overrides (or fills) the values of `inputs` from `bytes`; past the bytes, `fill` decides.
+void apply_values(std::vector<Tensor>& inputs, std::span<const std::uint8_t> bytes, bool fill) {
+  std::size_t pos = 0;
+  std::int64_t index = 0;
+  for (Tensor& t : inputs) {
+    visit_dtype(t.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (T& v : t.values<T>()) {
+        if (pos + sizeof(T) <= bytes.size()) {
+          if constexpr (std::is_same_v<T, Bool8>) {
+            v = static_cast<Bool8>(bytes[pos] & 1);
+          } else {
+            std::memcpy(&v, bytes.data() + pos, sizeof(T));  // little-endian on every supported target
+          }
+          pos += sizeof(T);
+        } else if (fill) {
+          // Small integers, exact in every dtype, so encoded inputs without value bytes still add up.
+          const std::int64_t small = (index * 5 + 3) % 9 - 4;
+          if constexpr (std::is_same_v<T, Bool8>) {
+            v = static_cast<Bool8>(index & 1);
+          } else {
+            v = static_cast<T>(small);
+          }
+        }
+        ++index;
+      }
+    });
+  }
+}
+
+}  // namespace
+
+Structure decode_structure(std::span<const std::uint8_t> data, OpChoice op) {
+  Reader in(data);
+  Structure s;
+  const std::uint8_t kind = in.byte();
+  const std::uint8_t knobs = in.byte();
+  s.op = op == OpChoice::einsum ? Op::einsum
+         : op == OpChoice::reduce ? Op::reduce
+         : (kind & 1) ? Op::reduce : Op::einsum;
+  s.dtype = kDTypes[((kind >> 1) & 7) % kDTypes.size()];
+  s.exec.threads = 2;  // the machine's cores; tasks > 1 then really runs chunks in parallel
+  s.exec.tile_width = kTileWidths[(knobs >> 1) & 3];
+  s.exec.tasks = (knobs >> 3) & 3;
+  if (s.op == Op::reduce) s.reduction = std::string(kReductions[(kind >> 4) & 7]);
+
+  s.generated = knobs & 1;
+  if (s.generated) {
+    const std::size_t length = in.byte() | (std::size_t{in.byte()} << 8);
+    s.choices_offset = std::min<std::size_t>(4, data.size());
+    s.choices_size = std::min(length, data.size() - s.choices_offset);
+    s.value_offset = 4 + length;
+    return s;
+  }
+  s.pattern = in.line();
+  if (s.op == Op::einsum) {
+    const int count = in.byte() & 15;
+    for (int k = 0; k < count; ++k) s.shapes.push_back(read_shape(in));
+  } else {
+    const int count = in.byte() & 7;
+    for (int k = 0; k < count; ++k) {
+      std::string name = in.line();
+      s.axis_lengths.emplace_back(std::move(name), in.varint());
+    }
+    s.shapes.push_back(read_shape(in));
+  }
+  s.value_offset = in.position();
+  return s;
+}
+
+std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op) {
+  Structure s = decode_structure(data, op);
+  Decoded out;
+  out.exec = s.exec;
+  if (s.generated) {
+    ByteChoices choices(data.subspan(s.choices_offset, s.choices_size));
+    GenOptions options;
+    options.reduce_percent = s.op == Op::reduce ? 100 : 0;
+    options.reduce.max_elements = kMaxFuzzElements;
+    out.c = generate_case(choices, options);
+    out.c.origin = {{"generator", std::string(kGeneratorVersion) + " from fuzzer bytes"}};
+    for (const Tensor& t : out.c.inputs) {
+      if (t.size() > kMaxFuzzElements) return std::nullopt;
+    }
+  } else {
+    out.c.op = s.op;
+    out.c.dtype = s.dtype;
+    out.c.pattern = std::move(s.pattern);
+    if (s.op == Op::reduce) {
+      out.c.reduction = s.reduction;
+      out.c.axis_lengths = std::move(s.axis_lengths);
+    }
+    for (const Shape& shape : s.shapes) {
+      const std::optional<std::int64_t> count = checked_element_count(shape);
+      if (!count || *count > kMaxFuzzElements) return std::nullopt;
+      out.c.inputs.emplace_back(s.dtype, shape);
+    }
+  }
+  const std::span<const std::uint8_t> values =
+      s.value_offset < data.size() ? data.subspan(s.value_offset) : std::span<const std::uint8_t>{};
+  if (s.generated && !values.empty()) out.c.origin.emplace_back("values", "overridden by fuzzer bytes");
+  apply_values(out.c.inputs, values, !s.generated);
+  return out;
+}
+
+ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op) {
+  const Structure s = decode_structure(data, op);
+  if (!s.generated) return {s.value_offset, dtype_size(s.dtype), s.dtype};
+  // The generator picks the dtype: ask it (cheap next to one execution of the target).
+  const std::optional<Decoded> d = decode_case(data, op);
+  if (!d) return {s.value_offset, 0, DType::f64};
+  return {s.value_offset, dtype_size(d->c.dtype), d->c.dtype};
+}
+
+std::optional<std::vector<std::uint8_t>> encode_case(const Case& c) {
+  if (c.pattern.find('\n') != std::string::npos) return std::nullopt;
+  std::uint8_t kind = c.op == Op::reduce ? 1 : 0;
+  for (std::size_t i = 0; i < kDTypes.size(); ++i) {
+    if (kDTypes[i] == c.dtype) kind |= static_cast<std::uint8_t>(i << 1);
+  }
+  std::size_t reduction = kReductions.size() - 1;
+  for (std::size_t i = 0; i + 1 < kReductions.size(); ++i) {
+    if (c.reduction && *c.reduction == kReductions[i]) reduction = i;
+  }
+  if (c.op == Op::reduce) kind |= static_cast<std::uint8_t>(reduction << 4);
+  std::vector<std::uint8_t> out = {kind, 0};
+  out.insert(out.end(), c.pattern.begin(), c.pattern.end());
+  out.push_back('\n');
+  if (c.op == Op::einsum) {
+    if (c.inputs.size() > 15) return std::nullopt;
+    out.push_back(static_cast<std::uint8_t>(c.inputs.size()));
+    for (const Tensor& t : c.inputs) {
+      if (!write_shape(out, t.shape())) return std::nullopt;
+    }
+  } else {
+    if (c.axis_lengths.size() > 7 || c.inputs.size() != 1) return std::nullopt;
+    out.push_back(static_cast<std::uint8_t>(c.axis_lengths.size()));
+    for (const auto& [name, length] : c.axis_lengths) {
+      if (name.find('\n') != std::string::npos) return std::nullopt;
+      out.insert(out.end(), name.begin(), name.end());
+      out.push_back('\n');
+      write_varint(out, length);
+    }
+    if (!write_shape(out, c.inputs[0].shape())) return std::nullopt;
+  }
+  for (const Tensor& t : c.inputs) {
+    if (t.dtype() != c.dtype) return std::nullopt;
+    const std::span<const std::byte> bytes = t.bytes();
+    for (std::byte b : bytes) out.push_back(static_cast<std::uint8_t>(b));
+  }
+  return out;
+}
+
+void fail(const std::string& message, const Case* c) {
+  std::fprintf(stderr, "einfuzz fuzz finding: %s\n", message.c_str());
+  if (c) std::fprintf(stderr, "the case (einfuzz_artifact_to_case turns the crash artifact into this):\n%s\n",
+                      write_case(*c).c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+}  // namespace einfuzz::fuzz

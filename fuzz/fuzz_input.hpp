@@ -1,0 +1,92 @@
+// The byte layout shared by the structured fuzz targets, the artifact converter and the seed maker:
+// bytes → (case, execution knobs), a case → bytes, and where the value bytes start.
+//
+// Layout (every read is total: missing bytes read as 0, so every byte string decodes):
+//
+//   byte 0   kind:  bit 0 op (0 einsum, 1 reduce); bits 1-3 dtype (% 5: f32 f64 i32 i64 bool);
+//                   bits 4-6 reduction (sum prod mean min max any all, 7 = an unknown name)
+//   byte 1   knobs: bit 0 generated; bits 1-2 tile width (8 4 1 8); bits 3-4 tasks
+//   generated:  a little-endian uint16 L, then L bytes for the case generator's ByteChoices face
+//               (generate_case: the target's op, a share deliberately invalid; the dtype byte is
+//               ignored), then value bytes
+//   encoded:    the pattern up to '\n' (or the end), then
+//                 einsum: operand count (& 15), per operand: rank (& 15), rank × LEB128 length
+//                 reduce: axis-length count (& 7), per entry: name up to '\n', LEB128 length;
+//                         then the input's rank (& 15), rank × LEB128 length
+//               then value bytes
+//   values:  little-endian, dtype width (bool: 1 byte, bit 0), row-major over the inputs in order;
+//            they override the generated values / fill the encoded tensors; when they run out the
+//            generated values stay and encoded tensors continue with small integers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/fused/einsum.hpp"
+
+namespace einfuzz::fuzz {
+
+/// Which op a target decodes; `any` follows bit 0 of the kind byte.
+enum class OpChoice { any, einsum, reduce };
+
+/// The structure of one input before any tensor exists: what the parse/check target needs.
+struct Structure {
+  Op op = Op::einsum;
+  DType dtype = DType::f64;
+  std::string reduction;                                          ///< reduce only, verbatim
+  std::string pattern;
+  std::vector<Shape> shapes;                                      ///< einsum operands / the reduce input
+  std::vector<std::pair<std::string, std::int64_t>> axis_lengths; ///< reduce only
+  fused::ExecOptions exec;                                        ///< knobs: tile width, tasks
+  bool generated = false;                                         ///< drawn by the case generator
+  std::size_t choices_offset = 0;                                 ///< generated: the generator's bytes
+  std::size_t choices_size = 0;                                   ///<   start here, and are this many
+  std::size_t value_offset = 0;                                   ///< first value byte (may be > size)
+};
+
+/// Decodes the structure. Never fails: every byte string has one. For generated inputs only the
+/// knobs and offsets are filled (pattern and shapes need the generator: use decode_case).
+Structure decode_structure(std::span<const std::uint8_t> data, OpChoice op);
+
+/// Upper bound on any one decoded tensor: larger shapes make decode_case return nullopt, so the
+/// differential targets stay fast (SEMANTICS' own limits are far larger).
+inline constexpr std::int64_t kMaxFuzzElements = 4096;
+
+/// A decoded input of a differential target.
+struct Decoded {
+  Case c;                    ///< the case (its origin says when the generator drew it)
+  fused::ExecOptions exec;   ///< how the fused backend is asked to run it
+};
+
+/// Decodes a whole case with values; nullopt when some tensor would exceed kMaxFuzzElements or has
+/// a negative or overflowing shape (such inputs are skipped, not judged).
+std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op);
+
+/// Where value bytes start and how wide one element is, for the value-aware mutator (width 0 when
+/// the input decodes to no case).
+struct ValueLayout {
+  std::size_t offset = 0;
+  std::size_t width = 0;
+  DType dtype = DType::f64;
+};
+ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op);
+
+/// The encoded (non-generated) bytes of a case, or nullopt when the layout cannot express it
+/// (a pattern containing '\n', more than 15 operands or dimensions, more than 7 axis lengths).
+/// decode_case(encode_case(c)) reproduces c's op, dtype, reduction, pattern, shapes and values.
+std::optional<std::vector<std::uint8_t>> encode_case(const Case& c);
+
+/// Prints `message` and the case as a case file, then aborts: a finding (or a harness bug).
+[[noreturn]] void fail(const std::string& message, const Case* c = nullptr);
+
+/// fail() unless `condition` (a literal message keeps the passing path free of allocations).
+inline void require(bool condition, const char* message, const Case* c = nullptr) {
+  if (!condition) fail(message, c);
+}
+
+}  // namespace einfuzz::fuzz

@@ -1,0 +1,116 @@
+// The fuzz campaign behind `einfuzz fuzz`: generate case i from (seed, i), run it on every backend,
+// and on every failing verdict shrink it, deduplicate it by signature, store it in the corpus and
+// say how to reproduce it; live progress, a summary table, JSON and JUnit reports.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "einfuzz/backends/backend.hpp"
+#include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/run.hpp"
+#include "einfuzz/harness/shrink.hpp"
+#include "einfuzz/harness/verdict.hpp"
+
+namespace einfuzz {
+
+/// Number of VerdictKind values (the columns of the verdict counts).
+inline constexpr std::size_t kVerdictKinds = static_cast<std::size_t>(VerdictKind::unsupported) + 1;
+
+/// The generator settings of a campaign: the defaults plus long axes (contractions into thousands).
+GenOptions campaign_gen_options();
+
+struct CampaignOptions {
+  std::optional<double> seconds;         ///< time budget; 60 s when neither this nor `cases` is set
+  std::optional<std::uint64_t> cases;    ///< run exactly cases 0 … cases−1 (deterministic)
+  std::uint64_t seed = 1;                ///< case i is drawn from SeededChoices(Rng::mix(seed, i))
+  unsigned jobs = 1;                     ///< worker threads; worker w runs cases w, w + jobs, …
+  std::filesystem::path corpus = "corpus/found";  ///< where shrunk findings are stored
+  bool store = true;                     ///< write findings into `corpus` (never overwriting a file)
+  GenOptions gen = campaign_gen_options();
+  RunOptions run;
+  /// Shrinking per finding; with a time budget (no `cases`) and no max_seconds of its own, each
+  /// shrink is also capped at 10 s (and at the time left, but at least 1 s), so a slow backend
+  /// cannot stall the campaign.
+  ShrinkOptions shrink;
+  /// Per backend × verdict kind, failures beyond this many are counted but not shrunk or stored.
+  int shrink_limit = 10;
+  std::uint64_t max_findings = 0;        ///< stop after this many distinct findings (0: never)
+  bool record_verdicts = false;          ///< keep every case's verdict labels (tests, determinism)
+  std::string command = "build/einfuzz"; ///< how reproduce commands spell the CLI
+  double progress_interval = 0.5;        ///< seconds between progress updates
+};
+
+/// One distinct failure, after shrinking.
+struct Finding {
+  std::uint64_t case_index = 0;   ///< the generated case it was first seen on
+  std::string backend;
+  VerdictKind kind = VerdictKind::crash;
+  std::string verdict;            ///< the shrunk case's verdict, Verdict::label() (ORACLE.md §6)
+  std::string original_verdict;   ///< the generated case's verdict label
+  std::string detail;             ///< the shrunk case's verdict detail
+  Case shrunk;                    ///< with `expect` (the reference's conclusion) and `origin`
+  std::filesystem::path file;     ///< corpus / case_file_name(shrunk)
+  std::string reproduce;          ///< the one command that reproduces it
+  std::string store_error;        ///< why the file could not be written, if it could not
+  int shrink_steps = 0;
+  int shrink_attempts = 0;
+};
+
+/// One case's verdict labels, per backend (CampaignOptions::record_verdicts).
+struct CaseRecord {
+  std::uint64_t index = 0;
+  std::string name;                 ///< case_file_name of the generated case
+  std::vector<std::string> labels;  ///< per backend, in backend order
+};
+
+struct CampaignResult {
+  std::vector<std::string> backends;
+  std::uint64_t cases = 0;
+  double seconds = 0;
+  std::vector<std::array<std::uint64_t, kVerdictKinds>> counts;  ///< per backend, per VerdictKind
+  std::vector<Finding> findings;    ///< distinct signatures, ordered by case index
+  std::uint64_t failures = 0;       ///< failing verdicts, before deduplication
+  std::uint64_t unshrunk = 0;       ///< failing verdicts over the shrink limit
+  std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
+
+  double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
+};
+
+/// Builds one set of backends (called once per worker, before any case runs).
+using BackendFactory = std::function<Result<std::vector<std::unique_ptr<Backend>>>()>;
+
+/// Where progress goes: a line on `out` every progress_interval (rewritten with '\r' when `tty`,
+/// else a new line at most every 5 s), and a message per finding. Null `out`: silent.
+struct ProgressSink {
+  std::ostream* out = nullptr;
+  bool tty = false;
+  std::size_t width = 0;  ///< tty only: the terminal's columns (the line is cut to fit); 0: no limit
+};
+
+/// Runs the campaign. Bad options or a failing factory are a diagnostic; backend faults are
+/// verdicts. Deterministic for a fixed `cases` and `jobs` (case i depends only on seed and i).
+Result<CampaignResult> run_campaign(const CampaignOptions& options, const BackendFactory& factory,
+                                    ProgressSink progress = {});
+
+/// The final summary: backend × verdict counts, cases/s, and each finding with its command.
+void write_campaign_summary(const CampaignResult& result, const CampaignOptions& options, std::ostream& out);
+
+/// The JSON report: totals, counts per backend keyed by verdict name, each finding with its
+/// backend, verdict (Verdict::label()) and case file.
+std::string campaign_report_json(const CampaignResult& result, const CampaignOptions& options);
+
+/// JUnit XML: one testcase per backend, failing when that backend has findings.
+std::string campaign_report_junit(const CampaignResult& result);
+
+/// Escapes `s` for XML text and attribute values.
+std::string xml_escape(std::string_view s);
+
+}  // namespace einfuzz

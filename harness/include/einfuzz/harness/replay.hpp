@@ -1,0 +1,55 @@
+// `einfuzz replay`: run stored cases (files, or directories searched for `*.case.json`) on the
+// reference and the backends, check each case's `expect` and every verdict; table, JSON, JUnit.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/harness/run.hpp"
+
+namespace einfuzz {
+
+/// The case files named by `paths`: files as given, directories searched recursively for
+/// `*.case.json` (sorted, so the order is stable). A missing path, or a directory without any case,
+/// is `invalidArgument`.
+Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const std::string> paths);
+
+/// One replayed case file.
+struct ReplayEntry {
+  std::string file;
+  std::optional<Diagnostic> unreadable;  ///< the file is not a readable case (a failure)
+  std::string expect;                    ///< "accept", the expected code, or "-" when absent
+  std::string reference;                 ///< "accepts" or "rejects <code>"
+  std::vector<BackendOutcome> backends;
+  std::optional<std::string> expect_failure;
+  bool passed = false;                   ///< readable, `expect` holds and no backend failed
+};
+
+struct ReplayResult {
+  std::vector<std::string> backends;
+  std::vector<ReplayEntry> entries;
+  std::size_t failed = 0;
+  double seconds = 0;
+};
+
+/// Replays every file on every backend (in order).
+ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::span<Backend* const> backends,
+                          const RunOptions& options);
+
+/// One row per case (expect, the reference's conclusion, each backend's verdict, ok/FAIL), then a
+/// line per failure with its reason and the command that reproduces it, then the totals.
+void write_replay_table(const ReplayResult& result, std::ostream& out, std::string_view command = "build/einfuzz");
+
+/// {"cases": n, "failed": n, "backends": […], "entries": [{file, expect, reference, verdicts, status}]}.
+std::string replay_report_json(const ReplayResult& result);
+
+/// JUnit XML: one testcase per case file, failing with the reason.
+std::string replay_report_junit(const ReplayResult& result);
+
+}  // namespace einfuzz

@@ -1,0 +1,109 @@
+// `einfuzz backends`: every available backend (or the given specs) with version and capabilities.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
+#include "subcommand.hpp"
+
+namespace einfuzz::cli {
+namespace {
+
+struct Row {
+  std::string name, version, ops, dtypes, reductions, semantics, nan, factoring, strided, status;
+};
+
+std::string join(const std::vector<std::string>& items, const char* sep = ",") {
+  std::string s;
+  for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
+  return s.empty() ? "-" : s;
+}
+
+Row describe(const Backend& b) {
+  const Capabilities& c = b.capabilities();
+  Row r;
+  r.name = std::string(b.name());
+  r.version = c.version;
+  std::vector<std::string> ops, dtypes;
+  for (Op o : c.ops) ops.emplace_back(op_name(o));
+  for (DType d : c.dtypes) dtypes.emplace_back(dtype_name(d));
+  r.ops = join(ops);
+  r.dtypes = join(dtypes);
+  r.reductions = join(c.reductions);
+  r.semantics = std::string(semantics_name(c.semantics));
+  r.nan = std::string(nan_profile_name(c.nan_profile));
+  r.factoring = c.factoring ? "yes" : "no";
+  r.strided = c.strided_inputs ? "yes" : "no";
+  r.status = "ok";
+  if (const auto* p = dynamic_cast<const ProcessBackend*>(&b); p && p->start_failure()) {
+    r.status = "not started: " + p->start_failure()->evidence;
+  }
+  return r;
+}
+
+}  // namespace
+
+Subcommand add_backends(CLI::App& app) {
+  auto specs = std::make_shared<std::vector<std::string>>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = app.add_subcommand("backends", "List the available backends with their versions and capabilities");
+  cmd->add_option("--backend", *specs,
+                  "specs to describe instead of every built-in (repeatable; cmd:COMMAND, plugin:PATH.so)")
+      ->allow_extra_args(false);
+  cmd->add_flag("--json", *json, "print one JSON document instead of the table");
+  cmd->footer(R"(
+Columns: ops, dtypes and reductions it runs; semantics `ordered` (judged bit for bit) or `any-order`
+(judged by the multiset oracle); NaN profile of min/max; factoring (may factor sums out of
+products); strided (accepts the layout extension's strided inputs).)");
+  return {cmd, [specs, json] {
+            std::vector<std::string> list;
+            for (const std::string& s : *specs) {
+              for (std::string& b : split_backend_list(s)) list.push_back(std::move(b));
+            }
+            if (list.empty()) list = {"all"};
+            RunOptions run;
+            auto backends = make_backends(list, run);
+            if (!backends) {
+              std::cerr << render(backends.error()) << "\n";
+              return 2;
+            }
+            std::vector<Row> rows;
+            for (const auto& b : *backends) rows.push_back(describe(*b));
+            if (*json) {
+              nlohmann::json j = nlohmann::json::array();
+              for (const Row& r : rows) {
+                j.push_back({{"name", r.name}, {"version", r.version}, {"ops", r.ops}, {"dtypes", r.dtypes},
+                             {"reductions", r.reductions}, {"semantics", r.semantics}, {"nan_profile", r.nan},
+                             {"factoring", r.factoring == "yes"}, {"strided_inputs", r.strided == "yes"},
+                             {"status", r.status}});
+              }
+              std::cout << nlohmann::json{{"backends", j}}.dump(2) << "\n";
+              return 0;
+            }
+            const std::vector<std::string> head = {"backend", "ops", "dtypes", "reductions", "semantics",
+                                                   "nan", "factoring", "strided", "version"};
+            std::vector<std::vector<std::string>> table = {head};
+            for (const Row& r : rows) {
+              table.push_back({r.name, r.ops, r.dtypes, r.reductions, r.semantics, r.nan, r.factoring, r.strided,
+                               r.status == "ok" ? r.version : r.version + " [" + r.status + "]"});
+            }
+            std::vector<std::size_t> width(head.size(), 0);
+            for (const auto& line : table) {
+              for (std::size_t i = 0; i + 1 < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+            }
+            for (const auto& line : table) {
+              std::string out;
+              for (std::size_t i = 0; i < line.size(); ++i) {
+                out += line[i];
+                if (i + 1 < line.size()) out += std::string(width[i] - line[i].size() + 2, ' ');
+              }
+              std::cout << out << "\n";
+            }
+            return 0;
+          }};
+}
+
+}  // namespace einfuzz::cli

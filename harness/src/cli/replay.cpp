@@ -1,0 +1,81 @@
+// `einfuzz replay PATH…`: run stored cases and check their `expect` and every verdict.
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/replay.hpp"
+#include "subcommand.hpp"
+
+namespace einfuzz::cli {
+namespace {
+
+constexpr const char* kReplayFooter = R"(
+PATH is a case file or a directory (searched recursively for *.case.json). A case passes when it
+is readable, its `expect` (the reference's conclusion: accept, or an error code) holds, and no
+backend gets a failing verdict (an ordered backend such as fused must equal the reference bit
+for bit). `--json -` prints the JSON report instead of the table.
+
+Exit status: 0 every case passed, 1 some case failed, 2 bad usage (a missing path, an unknown
+backend).)";
+
+bool write_report(const std::string& path, const std::string& text) {
+  if (path == "-") {
+    std::cout << text;
+    return true;
+  }
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (out) return true;
+  std::cerr << "error[invalidArgument]: cannot write '" << path << "'\n";
+  return false;
+}
+
+}  // namespace
+
+Subcommand add_replay(CLI::App& app) {
+  struct State {
+    std::vector<std::string> paths;
+    std::vector<std::string> backend_lists;
+    std::string json, junit;
+    RunOptions run;
+  };
+  auto st = std::make_shared<State>();
+  CLI::App* cmd = app.add_subcommand("replay", "Replay stored cases: check their expect and every backend's verdict");
+  cmd->footer(kReplayFooter);
+  cmd->add_option("paths", st->paths, "case files or directories")->required();
+  cmd->add_option("--backend", st->backend_lists, "backends, comma-separated (repeatable; default all)")
+      ->allow_extra_args(false);
+  cmd->add_option("--json", st->json, "write a JSON report to FILE ('-': standard output, no table)");
+  cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per case) to FILE");
+  cmd->add_option("--shuffle-seed", st->run.shuffle_seed, "seed of the shuffle backend's choices")->capture_default_str();
+
+  return {cmd, [st] {
+            auto files = collect_case_files(st->paths);
+            if (!files) {
+              std::cerr << render(files.error()) << "\n";
+              return 2;
+            }
+            std::vector<std::string> specs;
+            for (const std::string& list : st->backend_lists) {
+              for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
+            }
+            if (specs.empty()) specs = {"all"};
+            auto owned = make_backends(specs, st->run);
+            if (!owned) {
+              std::cerr << render(owned.error()) << "\n";
+              return 2;
+            }
+            std::vector<Backend*> backends;
+            for (const auto& b : *owned) backends.push_back(b.get());
+            const ReplayResult result = replay_cases(*files, backends, st->run);
+            if (st->json != "-") write_replay_table(result, std::cout);
+            bool ok = true;
+            if (!st->json.empty()) ok &= write_report(st->json, replay_report_json(result));
+            if (!st->junit.empty()) ok &= write_report(st->junit, replay_report_junit(result));
+            if (!ok) return 2;
+            return result.failed > 0 ? 1 : 0;
+          }};
+}
+
+}  // namespace einfuzz::cli

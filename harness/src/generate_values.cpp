@@ -1,0 +1,140 @@
+// The generator's value mixtures (see generate.hpp): per tensor one profile, per element one draw.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/values.hpp"
+
+namespace einfuzz {
+namespace {
+
+enum class Profile { mixture, small_integers, fractions, edges, cancellation, raw_bits, wide_exponents };
+
+template <class T>
+T from_bits(std::uint64_t bits) {
+  T v;
+  if constexpr (sizeof(T) == 4) {
+    const auto b = static_cast<std::uint32_t>(bits);
+    std::memcpy(&v, &b, sizeof v);
+  } else {
+    std::memcpy(&v, &bits, sizeof v);
+  }
+  return v;
+}
+
+/// NaNs other than the default quiet one: payloads, the sign bit, a signalling NaN.
+template <class T>
+T nan_with_payload(ChoiceSource& s) {
+  if constexpr (sizeof(T) == 4) {
+    static constexpr std::uint32_t kNans[] = {0x7fc00123u, 0xffc00000u, 0x7f800001u, 0x7fffffffu, 0xffc0beefu};
+    return from_bits<T>(kNans[s.choose(std::size(kNans))]);
+  } else {
+    static constexpr std::uint64_t kNans[] = {0x7ff8000000000123ULL, 0xfff8000000000000ULL, 0x7ff0000000000001ULL,
+                                              0x7fffffffffffffffULL, 0xfff800000000beefULL};
+    return from_bits<T>(kNans[s.choose(std::size(kNans))]);
+  }
+}
+
+template <class T>
+T edge_float(ChoiceSource& s) {
+  static const std::vector<T> edges = edge_values<T>();
+  return s.chance(1, 6) ? nan_with_payload<T>(s) : edges[s.choose(edges.size())];
+}
+
+template <class T>
+T wide_exponent(ChoiceSource& s) {
+  using L = std::numeric_limits<T>;
+  const int e = static_cast<int>(s.between(L::min_exponent - L::digits, L::max_exponent - 1));
+  const T v = std::ldexp(static_cast<T>(s.between(128, 255)) / T(128), e);
+  return s.chance(1, 2) ? -v : v;
+}
+
+template <class T>
+T fraction(ChoiceSource& s) {
+  return static_cast<T>(s.between(-8, 8)) / static_cast<T>(std::int64_t{1} << s.choose(3));
+}
+
+/// A term that cancels against others: ±2^(p..p+8) (adding 1 to it is lost), its negation, or 1.
+template <class T>
+T cancellation(ChoiceSource& s, std::span<const T> earlier) {
+  switch (s.choose(4)) {
+    case 0: return T(1);
+    case 1:
+      if (!earlier.empty()) return -earlier[s.choose(earlier.size())];
+      [[fallthrough]];
+    case 2: {
+      const T big = std::ldexp(T(1), std::numeric_limits<T>::digits + static_cast<int>(s.choose(9)));
+      return s.chance(1, 2) ? -big : big;
+    }
+    default: return static_cast<T>(s.between(-3, 3));
+  }
+}
+
+template <class T>
+T draw_float(ChoiceSource& s, Profile profile, std::span<const T> earlier) {
+  switch (profile) {
+    case Profile::small_integers: return static_cast<T>(s.between(-4, 4));
+    case Profile::fractions: return fraction<T>(s);
+    case Profile::edges: return s.chance(3, 4) ? edge_float<T>(s) : fraction<T>(s);
+    case Profile::cancellation: return cancellation<T>(s, earlier);
+    case Profile::raw_bits: return from_bits<T>(s.bits());
+    case Profile::wide_exponents: return s.chance(1, 4) ? edge_float<T>(s) : wide_exponent<T>(s);
+    case Profile::mixture: break;
+  }
+  // fractions 65, edges 15, wide exponents 5, moderate arbitrary bits 8, cancellation 7
+  static constexpr std::uint32_t kWeights[] = {65, 15, 5, 8, 7};
+  switch (s.choose_weighted(kWeights)) {
+    case 0: return fraction<T>(s);
+    case 1: return edge_float<T>(s);
+    case 2: return wide_exponent<T>(s);
+    case 3: return static_cast<T>(static_cast<double>(s.bits() >> 11) * 0x1p-53 * 8.0 - 4.0);
+    default: return cancellation<T>(s, earlier);
+  }
+}
+
+template <class T>
+T draw_integer(ChoiceSource& s, Profile profile) {
+  using L = std::numeric_limits<T>;
+  static constexpr T kEdges[] = {L::min(), L::max(), T(L::max() / 2 + 1), T(L::min() / 2), T(-1), T(0), T(1),
+                                 T(L::min() + 1), T(L::max() - 1)};
+  switch (profile) {
+    case Profile::small_integers: return static_cast<T>(s.between(-5, 5));
+    case Profile::raw_bits: return static_cast<T>(s.bits());  // wrap-around everywhere
+    case Profile::edges: return s.chance(3, 4) ? kEdges[s.choose(std::size(kEdges))] : static_cast<T>(s.between(-9, 9));
+    default: break;
+  }
+  static constexpr std::uint32_t kWeights[] = {80, 10, 10};
+  switch (s.choose_weighted(kWeights)) {
+    case 0: return static_cast<T>(s.between(-9, 9));
+    case 1: return kEdges[s.choose(std::size(kEdges))];
+    default: return static_cast<T>(s.bits());
+  }
+}
+
+}  // namespace
+
+Tensor generate_values(ChoiceSource& s, DType dtype, const Shape& shape) {
+  Tensor t(dtype, shape);
+  // mixture first (what an exhausted source draws), then the pure profiles.
+  static constexpr std::uint32_t kProfileWeights[] = {55, 10, 8, 10, 7, 5, 5};
+  const auto profile = static_cast<Profile>(s.choose_weighted(kProfileWeights));
+  visit_dtype(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto values = t.values<T>();
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<T, Bool8>) {
+        values[i] = profile == Profile::small_integers ? Bool8(1) : profile == Profile::fractions ? Bool8(0)
+                                                                                                 : Bool8(s.choose(2));
+      } else if constexpr (std::is_floating_point_v<T>) {
+        values[i] = draw_float<T>(s, profile, std::span<const T>(values.data(), i));
+      } else {
+        values[i] = draw_integer<T>(s, profile);
+      }
+    }
+  });
+  return t;
+}
+
+}  // namespace einfuzz

@@ -1,0 +1,179 @@
+// Replaying stored cases (see replay.hpp).
+#include "einfuzz/harness/replay.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/check_command.hpp"
+
+namespace einfuzz {
+
+Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const std::string> paths) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(p, ec);
+    if (ec || !fs::exists(status)) {
+      return make_diagnostic(Code::invalidArgument, "replay: '" + p + "' does not exist");
+    }
+    if (!fs::is_directory(status)) {
+      out.emplace_back(p);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (it->is_regular_file(ec) && name.size() > 10 && name.ends_with(".case.json")) found.push_back(it->path());
+    }
+    if (ec) return make_diagnostic(Code::invalidArgument, "replay: cannot list '" + p + "': " + ec.message());
+    if (found.empty()) return make_diagnostic(Code::invalidArgument, "replay: no *.case.json file under '" + p + "'");
+    std::sort(found.begin(), found.end());
+    out.insert(out.end(), found.begin(), found.end());
+  }
+  return out;
+}
+
+ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::span<Backend* const> backends,
+                          const RunOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  ReplayResult result;
+  for (Backend* b : backends) result.backends.emplace_back(b->name());
+  for (const auto& path : files) {
+    ReplayEntry e;
+    e.file = path.string();
+    auto c = read_case_file(path, options.limits);
+    if (!c) {
+      e.unreadable = c.error();
+      e.expect = e.reference = "-";
+    } else {
+      e.expect = !c->expect_error ? "-" : c->expect_error->empty() ? "accept" : *c->expect_error;
+      CaseOutcome outcome = run_case(*c, backends, options);
+      e.reference = outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code)) : "accepts";
+      e.backends = std::move(outcome.backends);
+      e.expect_failure = std::move(outcome.expect_failure);
+      e.passed = !e.expect_failure &&
+                 std::none_of(e.backends.begin(), e.backends.end(), [](const BackendOutcome& b) { return is_failure(b.verdict.kind); });
+    }
+    result.failed += !e.passed;
+    result.entries.push_back(std::move(e));
+  }
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+namespace {
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s + "  ";
+}
+
+/// Why an entry failed, one line per reason.
+std::vector<std::string> reasons(const ReplayEntry& e) {
+  std::vector<std::string> out;
+  if (e.unreadable) out.push_back(render(*e.unreadable));
+  if (e.expect_failure) out.push_back("expect: " + *e.expect_failure);
+  for (const BackendOutcome& b : e.backends) {
+    if (is_failure(b.verdict.kind)) out.push_back(b.backend + ": " + b.verdict.label() + (b.verdict.detail.empty() ? "" : "  " + b.verdict.detail));
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_replay_table(const ReplayResult& r, std::ostream& out, std::string_view command) {
+  std::size_t file_w = 4, expect_w = 6, ref_w = 9;
+  for (const ReplayEntry& e : r.entries) {
+    file_w = std::max(file_w, e.file.size());
+    expect_w = std::max(expect_w, e.expect.size());
+    ref_w = std::max(ref_w, e.reference.size());
+  }
+  std::vector<std::size_t> backend_w;
+  for (std::size_t b = 0; b < r.backends.size(); ++b) {
+    std::size_t w = r.backends[b].size();
+    for (const ReplayEntry& e : r.entries)
+      if (b < e.backends.size()) w = std::max(w, e.backends[b].verdict.label().size());
+    backend_w.push_back(w);
+  }
+  out << pad("case", file_w) << pad("expect", expect_w) << pad("reference", ref_w);
+  for (std::size_t b = 0; b < r.backends.size(); ++b) out << pad(r.backends[b], backend_w[b]);
+  out << "status\n";
+  for (const ReplayEntry& e : r.entries) {
+    out << pad(e.file, file_w) << pad(e.expect, expect_w) << pad(e.reference, ref_w);
+    for (std::size_t b = 0; b < r.backends.size(); ++b) {
+      out << pad(b < e.backends.size() ? e.backends[b].verdict.label() : "-", backend_w[b]);
+    }
+    out << (e.passed ? "ok" : "FAIL") << "\n";
+  }
+  std::string backends;
+  for (const auto& b : r.backends) backends += (backends.empty() ? "" : ",") + b;
+  for (const ReplayEntry& e : r.entries) {
+    if (e.passed) continue;
+    out << "\nFAIL " << e.file << "\n";
+    for (const std::string& reason : reasons(e)) out << "  " << reason << "\n";
+    if (!e.unreadable) {
+      out << "  reproduce: " << command << " check --case " << shell_quote(e.file) << " --backend " << shell_quote(backends)
+          << "\n";
+    }
+  }
+  char secs[32];
+  std::snprintf(secs, sizeof secs, "%.2f", r.seconds);
+  out << "\nreplayed " << r.entries.size() << (r.entries.size() == 1 ? " case" : " cases") << " on "
+      << (backends.empty() ? "no backend" : backends) << " in " << secs << " s: " << r.entries.size() - r.failed
+      << " passed, " << r.failed << " failed\n";
+}
+
+std::string replay_report_json(const ReplayResult& r) {
+  nlohmann::ordered_json j;
+  j["format"] = "einfuzz-replay-report/1";
+  j["cases"] = r.entries.size();
+  j["failed"] = r.failed;
+  j["seconds"] = r.seconds;
+  j["backends"] = r.backends;
+  j["entries"] = nlohmann::ordered_json::array();
+  for (const ReplayEntry& e : r.entries) {
+    nlohmann::ordered_json entry = {{"file", e.file}, {"expect", e.expect}, {"reference", e.reference},
+                            {"status", e.passed ? "pass" : "fail"}};
+    entry["verdicts"] = nlohmann::ordered_json::array();
+    for (const BackendOutcome& b : e.backends) {
+      entry["verdicts"].push_back({{"backend", b.backend}, {"verdict", b.verdict.label()}, {"detail", b.verdict.detail}});
+    }
+    if (e.unreadable) entry["unreadable"] = render(*e.unreadable);
+    if (e.expect_failure) entry["expect_failure"] = *e.expect_failure;
+    j["entries"].push_back(std::move(entry));
+  }
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+std::string replay_report_junit(const ReplayResult& r) {
+  std::ostringstream out;
+  char time[32];
+  std::snprintf(time, sizeof time, "%.3f", r.seconds);
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"einfuzz replay\" tests=\"" << r.entries.size() << "\" failures=\"" << r.failed
+      << "\" time=\"" << time << "\">\n"
+      << "  <testsuite name=\"einfuzz.replay\" tests=\"" << r.entries.size() << "\" failures=\"" << r.failed
+      << "\" time=\"" << time << "\">\n";
+  for (const ReplayEntry& e : r.entries) {
+    out << "    <testcase classname=\"einfuzz.replay\" name=\"" << xml_escape(e.file) << "\">\n";
+    if (!e.passed) {
+      std::string body;
+      for (const std::string& reason : reasons(e)) body += reason + "\n";
+      out << "      <failure message=\"" << xml_escape(reasons(e).empty() ? "failed" : reasons(e).front())
+          << "\" type=\"einfuzz.replay\">" << xml_escape(body) << "</failure>\n";
+    }
+    out << "    </testcase>\n";
+  }
+  out << "  </testsuite>\n</testsuites>\n";
+  return out.str();
+}
+
+}  // namespace einfuzz

@@ -1,0 +1,344 @@
+// The greedy shrink driver, the size order that makes it terminate, and the candidates every case
+// has: fewer inputs and dimensions (for rejected cases), shorter patterns, simpler values.
+#include "einfuzz/harness/shrink.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <tuple>
+#include <type_traits>
+
+#include "shrink_detail.hpp"
+
+namespace einfuzz {
+namespace detail {
+
+Shape layout_shape(const AxisLayout& layout) {
+  Shape shape;
+  for (const AxisDim& dim : layout) {
+    std::int64_t n = 1;
+    for (const auto& [axis, length] : dim) n *= length;
+    shape.push_back(n);
+  }
+  return shape;
+}
+
+std::optional<Tensor> gather(const Tensor& old, const AxisLayout& old_layout, const AxisLayout& new_layout,
+                             const std::function<int(int)>& source, std::span<const std::int64_t> offsets) {
+  const Shape new_shape = layout_shape(new_layout);
+  Tensor out(old.dtype(), new_shape);
+  if (out.size() == 0 || old.size() == 0) return out;
+  int max_axis = 0;
+  for (const AxisDim& dim : new_layout)
+    for (const auto& member : dim) max_axis = std::max(max_axis, member.first);
+  std::vector<std::int64_t> coord(static_cast<std::size_t>(max_axis) + 1, 0);
+  std::vector<std::int64_t> from(static_cast<std::size_t>(out.size()));
+  for (std::int64_t flat = 0; flat < out.size(); ++flat) {
+    // Decompose the new flat index into elementary coordinates (last dimension, last member fastest).
+    std::int64_t rest = flat;
+    for (std::size_t d = new_layout.size(); d-- > 0;) {
+      std::int64_t c = rest % new_shape[d];
+      rest /= new_shape[d];
+      for (std::size_t m = new_layout[d].size(); m-- > 0;) {
+        const auto [axis, length] = new_layout[d][m];
+        if (length > 1) coord[static_cast<std::size_t>(axis)] = c % length;
+        c /= length;
+      }
+    }
+    std::int64_t index = 0;
+    for (const AxisDim& dim : old_layout) {
+      for (const auto& [axis, length] : dim) {
+        std::int64_t c = 0;
+        if (length > 1) {
+          const int s = source(axis);
+          if (s >= 0 && static_cast<std::size_t>(s) < coord.size()) c = coord[static_cast<std::size_t>(s)];
+          if (static_cast<std::size_t>(axis) < offsets.size()) c += offsets[static_cast<std::size_t>(axis)];
+        }
+        if (c >= length) return std::nullopt;
+        index = index * length + c;
+      }
+    }
+    from[static_cast<std::size_t>(flat)] = index;
+  }
+  visit_dtype(old.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const auto src = old.values<T>();
+    auto dst = out.values<T>();
+    for (std::size_t i = 0; i < dst.size(); ++i) dst[i] = src[static_cast<std::size_t>(from[i])];
+  });
+  return out;
+}
+
+std::optional<std::string> shorter_name(const std::string& name, const std::vector<std::string>& taken) {
+  for (char ch = 'a'; ch <= 'z'; ++ch) {
+    const std::string candidate(1, ch);
+    if (candidate.size() > name.size() || (candidate.size() == name.size() && candidate >= name)) break;
+    if (std::find(taken.begin(), taken.end(), candidate) == taken.end()) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> shorter_lengths(std::int64_t length) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, length / 2, length - 1}) {
+    if (n >= 0 && n < length && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<Slice> shorter_slices(std::int64_t length) {
+  std::vector<Slice> out;
+  for (std::int64_t n : shorter_lengths(length)) out.push_back({n, 0});
+  if (length >= 2) out.push_back({1, length - 1});
+  if (length >= 3) out.push_back({length - length / 2, length / 2});
+  return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::Visit;
+
+// ---------------------------------------------------------------------------------------------
+// Value complexity: +0 < 1 < −1 < −0 < small integers < integers < short fractions < other finite
+// < subnormals < ±Inf < the default NaN < other NaNs.
+
+template <class T>
+std::uint64_t float_cost(T x) {
+  if (std::isnan(x)) {
+    const T q = std::numeric_limits<T>::quiet_NaN();
+    return std::memcmp(&x, &q, sizeof x) == 0 ? 10 * 64 : 11 * 64;
+  }
+  if (std::isinf(x)) return 9 * 64;
+  if (x == 0) return std::signbit(x) ? 3 * 64 : 0;
+  if (x == 1) return 1 * 64;
+  if (x == -1) return 2 * 64;
+  if (std::fpclassify(x) == FP_SUBNORMAL) return 8 * 64;
+  const T a = std::fabs(x);
+  if (a == std::trunc(a) && a <= 16) return 4 * 64 + static_cast<std::uint64_t>(a) * 2 + (x < 0);
+  if (a == std::trunc(a) && a < 0x1p24) return 5 * 64 + (x < 0);
+  int e = 0;
+  const T m = std::frexp(a, &e);
+  if (std::ldexp(m, 8) == std::trunc(std::ldexp(m, 8))) return 6 * 64 + (x < 0);
+  return 7 * 64 + (x < 0);
+}
+
+template <class T>
+std::uint64_t integer_cost(T x) {
+  using U = std::make_unsigned_t<T>;
+  const U magnitude = x < 0 ? static_cast<U>(U(0) - static_cast<U>(x)) : static_cast<U>(x);
+  const auto m = static_cast<std::uint64_t>(magnitude);
+  return std::min<std::uint64_t>(m, std::uint64_t{1} << 40) * 2 + (x < 0);
+}
+
+std::uint64_t value_cost(const Tensor& t, std::size_t i) {
+  return visit_dtype(t.dtype(), [&](auto tag) -> std::uint64_t {
+    using T = decltype(tag);
+    const T v = t.values<T>()[i];
+    if constexpr (std::is_same_v<T, Bool8>) {
+      return v != 0;
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return float_cost(v);
+    } else {
+      return integer_cost(v);
+    }
+  });
+}
+
+template <class T>
+std::vector<T> simpler_values(T x) {
+  std::vector<T> out;
+  if constexpr (std::is_same_v<T, Bool8>) {
+    out = {0};
+  } else if constexpr (std::is_floating_point_v<T>) {
+    using L = std::numeric_limits<T>;
+    out = {T(0), T(1), T(-1), -T(0)};
+    if (std::isfinite(x)) {
+      out.push_back(std::trunc(x));
+      out.push_back(std::trunc(x / 2));
+      if (x != std::trunc(x)) out.push_back(std::ldexp(std::nearbyint(std::ldexp(x, 4)), -4));
+    } else if (std::isnan(x)) {
+      out.push_back(L::quiet_NaN());
+      out.push_back(L::infinity());
+    } else {
+      out.push_back(std::copysign(L::max(), x));
+    }
+  } else {
+    out = {T(0), T(1), T(-1), static_cast<T>(x / 2), static_cast<T>(x < 0 ? x + 1 : x - 1)};
+  }
+  return out;
+}
+
+std::size_t distinct_words(const std::string& p) {
+  std::set<std::string> words;
+  for (std::size_t i = 0; i < p.size();) {
+    if (!(std::isalnum(static_cast<unsigned char>(p[i])) || p[i] == '_')) {
+      ++i;
+      continue;
+    }
+    std::size_t j = i;
+    while (j < p.size() && (std::isalnum(static_cast<unsigned char>(p[j])) || p[j] == '_')) ++j;
+    words.insert(p.substr(i, j - i));
+    i = j;
+  }
+  return words.size();
+}
+
+auto measure(const Case& c) {
+  std::uint64_t structure = c.inputs.size();
+  std::uint64_t values = 0;
+  for (const Tensor& t : c.inputs) {
+    structure += t.rank() + static_cast<std::uint64_t>(t.size());
+    for (std::int64_t i = 0; i < t.size(); ++i) values += value_cost(t, static_cast<std::size_t>(i));
+  }
+  return std::make_tuple(structure, distinct_words(c.pattern), values, c.pattern.size(), c.axis_lengths.size());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidates every case has
+
+bool value_candidates(const Case& c, const Visit& visit) {
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    const Tensor& t = c.inputs[k];
+    bool all_zero = true;
+    for (std::int64_t i = 0; i < t.size() && all_zero; ++i) all_zero = value_cost(t, static_cast<std::size_t>(i)) == 0;
+    if (!all_zero) {
+      Case z = c;
+      z.inputs[k] = Tensor(t.dtype(), t.shape());
+      if (visit(std::move(z))) return true;
+    }
+  }
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    const Tensor& t = c.inputs[k];
+    for (std::size_t i = 0; i < static_cast<std::size_t>(t.size()); ++i) {
+      const std::uint64_t cost = value_cost(t, i);
+      if (cost == 0) continue;
+      const bool stop = visit_dtype(t.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        for (T v : simpler_values(t.values<T>()[i])) {
+          Case s = c;
+          s.inputs[k].template values<T>()[i] = v;
+          if (value_cost(s.inputs[k], i) >= cost) continue;
+          if (visit(std::move(s))) return true;
+        }
+        return false;
+      });
+      if (stop) return true;
+    }
+  }
+  return false;
+}
+
+/// For cases the reference rejects: fewer inputs, dimensions and supplied lengths, shorter text.
+bool input_candidates(const Case& c, const Visit& visit) {
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    Case s = c;
+    s.inputs.erase(s.inputs.begin() + static_cast<std::ptrdiff_t>(k));
+    if (visit(std::move(s))) return true;
+  }
+  for (std::size_t k = 0; k < c.axis_lengths.size(); ++k) {
+    Case s = c;
+    s.axis_lengths.erase(s.axis_lengths.begin() + static_cast<std::ptrdiff_t>(k));
+    if (visit(std::move(s))) return true;
+  }
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    const Tensor& t = c.inputs[k];
+    detail::AxisLayout old_layout;
+    for (std::size_t d = 0; d < t.rank(); ++d) old_layout.push_back({{static_cast<int>(d), t.shape()[d]}});
+    const auto identity = [](int a) { return a; };
+    for (std::size_t d = 0; d < t.rank(); ++d) {
+      detail::AxisLayout dropped = old_layout;
+      dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(d));
+      std::vector<detail::AxisLayout> layouts = {dropped};
+      for (std::int64_t n : detail::shorter_lengths(t.shape()[d])) {
+        layouts.push_back(old_layout);
+        layouts.back()[d][0].second = n;
+      }
+      for (const detail::AxisLayout& layout : layouts) {
+        auto g = detail::gather(t, old_layout, layout, identity);
+        if (!g) continue;
+        Case s = c;
+        s.inputs[k] = std::move(*g);
+        if (visit(std::move(s))) return true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < c.pattern.size(); ++i) {
+    Case s = c;
+    s.pattern.erase(i, 1);
+    if (visit(std::move(s))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool smaller_case(const Case& a, const Case& b) { return measure(a) < measure(b); }
+
+void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& user_visit) {
+  // Input layouts describe the original shapes: a candidate with other shapes drops them.
+  const Visit visit = [&](Case&& candidate) {
+    bool same = candidate.inputs.size() == c.inputs.size();
+    for (std::size_t k = 0; same && k < c.inputs.size(); ++k) same = candidate.inputs[k].shape() == c.inputs[k].shape();
+    if (!same) candidate.layouts.clear();
+    return user_visit(std::move(candidate));
+  };
+  const bool accepted = check_case(c, Limits{}).ok();
+  if (accepted) {
+    if (c.op == Op::einsum ? detail::einsum_candidates(c, visit) : detail::reduce_candidates(c, visit)) return;
+  } else if (input_candidates(c, visit)) {
+    return;
+  }
+  value_candidates(c, visit);
+}
+
+ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, const ShrinkOptions& options) {
+  ShrinkResult result;
+  result.shrunk = failing;
+  const auto start = std::chrono::steady_clock::now();
+  const auto out_of_time = [&] {
+    return options.max_seconds > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds;
+  };
+  bool progress = true;
+  while (progress && result.attempts < options.max_attempts) {
+    progress = false;
+    const Case current = result.shrunk;
+    const auto current_size = measure(current);
+    for_each_shrink_candidate(current, [&](Case&& candidate) {
+      if (!(measure(candidate) < current_size)) return false;
+      if (result.attempts >= options.max_attempts || out_of_time()) {
+        result.exhausted = true;
+        return true;
+      }
+      ++result.attempts;
+      if (!still_fails(candidate)) return false;
+      result.shrunk = std::move(candidate);
+      ++result.steps;
+      progress = true;
+      return true;  // restart from the smaller case
+    });
+  }
+  return result;
+}
+
+ShrinkResult shrink_case(const Case& failing, Backend& backend, VerdictKind kind, const RunOptions& run,
+                         const ShrinkOptions& options) {
+  Backend* backends[] = {&backend};
+  Case start = failing;
+  start.expect_error.reset();
+  return shrink_case(
+      start,
+      [&](const Case& candidate) {
+        const CaseOutcome outcome = run_case(candidate, backends, run);
+        return outcome.backends.at(0).verdict.kind == kind;
+      },
+      options);
+}
+
+}  // namespace einfuzz

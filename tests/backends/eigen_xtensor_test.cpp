@@ -1,0 +1,604 @@
+// The `eigen` and `xtensor` backends: every SEMANTICS §11 row with its expected verdict per backend,
+// the Eigen assertion guard, xtensor's observed min/max behaviour, the stored divergences, and
+// RapidCheck properties (random einsums and reduces never fail except for documented divergences).
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <span>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "einfuzz/backends/eigen.hpp"
+#include "einfuzz/backends/xtensor.hpp"
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/choice.hpp"
+#include "einfuzz/harness/check_command.hpp"
+#include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/run.hpp"
+#include "einfuzz/harness/values.hpp"
+#include "support/compare.hpp"
+#include "support/conformance_rows.hpp"
+#include "support/reduce_gen.hpp"
+#include "support/values_text.hpp"
+
+namespace einfuzz {
+namespace {
+
+using VK = VerdictKind;
+
+// ---------------------------------------------------------------------------------------------
+// Cases and running
+
+Case einsum_case(const test::EinsumValueRow& row) {
+  Case c;
+  c.pattern = row.pattern;
+  c.dtype = row.dtype;
+  auto shapes = parse_shapes(row.shapes, Limits{});
+  EXPECT_TRUE(shapes.ok()) << row.shapes;
+  for (std::size_t k = 0; k < shapes->size(); ++k) {
+    c.inputs.push_back(test::tensor_from_text(row.dtype, (*shapes)[k], row.values.at(k)));
+  }
+  return c;
+}
+
+Case einsum_case(const test::EinsumErrorRow& row) {
+  Case c;
+  c.pattern = row.pattern;
+  c.dtype = DType::f64;
+  auto shapes = parse_shapes(row.shapes, Limits{});
+  EXPECT_TRUE(shapes.ok()) << row.shapes;
+  for (const Shape& s : *shapes) c.inputs.emplace_back(DType::f64, s);
+  return c;
+}
+
+Case reduce_case(const char* pattern, const char* kind, const test::Lengths& lengths, DType dtype, Tensor input) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = pattern;
+  c.reduction = kind;
+  c.axis_lengths = lengths;
+  c.dtype = dtype;
+  c.inputs.push_back(std::move(input));
+  return c;
+}
+
+Case reduce_case(const test::ReduceValueRow& row) {
+  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype,
+                     test::tensor_from_text(row.dtype, row.shape, row.values));
+}
+
+Case reduce_case(const test::ReduceErrorRow& row) {
+  Case c = reduce_case(row.pattern, row.kind, row.lengths, row.dtype, Tensor(row.dtype, row.shape));
+  return c;
+}
+
+std::unique_ptr<Backend> make(const std::string& name) {
+  return name == "eigen" ? make_eigen_backend() : make_xtensor_backend();
+}
+
+Verdict run_on(const Case& c, Backend& backend, const RunOptions& options = {}) {
+  Backend* list[] = {&backend};
+  return run_case(c, list, options).backends.at(0).verdict;
+}
+
+std::string explain(const Verdict& v) {
+  std::string s = v.label() + ": " + v.detail;
+  if (v.first) {
+    s += "\n  element " + std::to_string(v.first->flat_index) + ": expected " + v.first->expected + ", actual " +
+         v.first->actual + ", exact " + v.first->exact;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expected verdicts of the §11 value rows. Every row not listed passes. Each entry is a verdict
+// ORACLE.md allows for that backend, pinned to what these library versions do.
+
+struct Expected {
+  VK eigen;
+  VK xtensor;
+};
+
+const std::map<std::string, Expected>& einsum_exceptions() {
+  static const std::map<std::string, Expected> rows = {
+      // Diagonals: Eigen's Tensor module has no diagonal view (xtensor takes xt::diagonal).
+      {"E05", {VK::unsupported, VK::pass}},
+      {"E06", {VK::unsupported, VK::pass}},
+      {"E07", {VK::unsupported, VK::pass}},
+      {"E08", {VK::unsupported, VK::pass}},
+      {"E17", {VK::unsupported, VK::pass}},
+      // Passthrough `i -> i` on -0: Eigen copies (no 0 + x), so -0 stays: ORACLE §2 signed-zero note.
+      {"E33", {VK::note_signed_zero, VK::pass}},
+      // inf·0 is a NaN term: certain for per-term xtensor, path-dependent for factoring Eigen (§3).
+      {"E35", {VK::indeterminate, VK::pass}},
+      // 1e308·10·0.1: partial products may overflow, no certificate (§2): inf or 1e308 both accepted.
+      {"E37", {VK::indeterminate, VK::indeterminate}},
+      {"E38", {VK::indeterminate, VK::indeterminate}},
+  };
+  return rows;
+}
+
+const std::map<std::string, Expected>& reduce_exceptions() {
+  static const std::map<std::string, Expected> rows = {
+      // xtensor's amin/amax fold from ±max() with `select(acc > v, acc, v)`: a NaN is kept only when
+      // it is the fibre's last value (known divergence, corpus/divergences/README.md).
+      {"R16", {VK::pass, VK::mismatch_special}},
+      {"R17", {VK::pass, VK::mismatch_special}},
+      {"R18", {VK::pass, VK::mismatch_special}},
+      // ±0 ties: either sign is a fibre element (ORACLE §5); both libraries take the later value.
+      {"R20", {VK::note_signed_zero, VK::note_signed_zero}},
+      {"R23", {VK::note_signed_zero, VK::note_signed_zero}},
+      // 1e308·10·0.1 without a certificate of no overflow (ORACLE §4).
+      {"R29", {VK::indeterminate, VK::indeterminate}},
+  };
+  return rows;
+}
+
+/// The row's expected verdict: its exception, else `pass` (floats, any-order oracle) or
+/// `pass(bitwise)` (integers and bools are exact under both oracles).
+VK expected_for(const std::map<std::string, Expected>& exceptions, const std::string& id, DType dtype,
+                const std::string& backend) {
+  const auto it = exceptions.find(id);
+  if (it == exceptions.end()) return is_float(dtype) ? VK::pass : VK::pass_bitwise;
+  return backend == "eigen" ? it->second.eigen : it->second.xtensor;
+}
+
+// ---------------------------------------------------------------------------------------------
+// §11 rows, each through each backend
+
+class EinsumValueRows : public ::testing::TestWithParam<test::EinsumValueRow> {
+ protected:
+  void check(const std::string& backend_name) {
+    const auto& row = GetParam();
+    auto backend = make(backend_name);
+    const Verdict v = run_on(einsum_case(row), *backend);
+    EXPECT_EQ(verdict_name(v.kind), verdict_name(expected_for(einsum_exceptions(), row.id, row.dtype, backend_name)))
+        << explain(v);
+  }
+};
+TEST_P(EinsumValueRows, Eigen) { check("eigen"); }
+TEST_P(EinsumValueRows, Xtensor) { check("xtensor"); }
+INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRows, ::testing::ValuesIn(test::einsum_value_rows()),
+                         [](const auto& row) { return std::string(row.param.id); });
+
+// Error rows: the adapters run the checker first and reject with its code, which is agreement.
+class EinsumErrorRows : public ::testing::TestWithParam<test::EinsumErrorRow> {
+ protected:
+  void check(const std::string& backend_name) {
+    auto backend = make(backend_name);
+    const Case c = einsum_case(GetParam());
+    const BackendResult direct = backend->run(c);
+    ASSERT_TRUE(std::holds_alternative<Rejected>(direct));
+    EXPECT_EQ(std::get<Rejected>(direct).code, code_name(GetParam().code));
+    const Verdict v = run_on(c, *backend);
+    EXPECT_EQ(v.kind, VK::pass) << explain(v);
+  }
+};
+TEST_P(EinsumErrorRows, Eigen) { check("eigen"); }
+TEST_P(EinsumErrorRows, Xtensor) { check("xtensor"); }
+INSTANTIATE_TEST_SUITE_P(Semantics11_2, EinsumErrorRows, ::testing::ValuesIn(test::einsum_error_rows()),
+                         [](const auto& row) { return std::string(row.param.id); });
+
+class ReduceValueRows : public ::testing::TestWithParam<test::ReduceValueRow> {
+ protected:
+  void check(const std::string& backend_name) {
+    const auto& row = GetParam();
+    auto backend = make(backend_name);
+    const Verdict v = run_on(reduce_case(row), *backend);
+    EXPECT_EQ(verdict_name(v.kind), verdict_name(expected_for(reduce_exceptions(), row.id, row.dtype, backend_name)))
+        << explain(v);
+  }
+};
+TEST_P(ReduceValueRows, Eigen) { check("eigen"); }
+TEST_P(ReduceValueRows, Xtensor) { check("xtensor"); }
+INSTANTIATE_TEST_SUITE_P(Semantics11_3, ReduceValueRows, ::testing::ValuesIn(test::reduce_value_rows()),
+                         [](const auto& row) { return std::string(row.param.id); });
+
+class ReduceErrorRows : public ::testing::TestWithParam<test::ReduceErrorRow> {
+ protected:
+  void check(const std::string& backend_name) {
+    auto backend = make(backend_name);
+    const Case c = reduce_case(GetParam());
+    const BackendResult direct = backend->run(c);
+    ASSERT_TRUE(std::holds_alternative<Rejected>(direct));
+    EXPECT_EQ(std::get<Rejected>(direct).code, code_name(GetParam().code));
+    const Verdict v = run_on(c, *backend);
+    EXPECT_EQ(v.kind, VK::pass) << explain(v);
+  }
+};
+TEST_P(ReduceErrorRows, Eigen) { check("eigen"); }
+TEST_P(ReduceErrorRows, Xtensor) { check("xtensor"); }
+INSTANTIATE_TEST_SUITE_P(Semantics11_4, ReduceErrorRows, ::testing::ValuesIn(test::reduce_error_rows()),
+                         [](const auto& row) { return std::string(row.param.id); });
+
+// ---------------------------------------------------------------------------------------------
+// Capabilities, registry, rank bound, bool einsum
+
+TEST(EigenXtensorBackends, DeclareTheirCapabilities) {
+  auto eigen = make_eigen_backend();
+  auto xtensor = make_xtensor_backend();
+  EXPECT_EQ(eigen->name(), "eigen");
+  EXPECT_EQ(xtensor->name(), "xtensor");
+  for (Backend* b : {eigen.get(), xtensor.get()}) {
+    const Capabilities& caps = b->capabilities();
+    EXPECT_EQ(caps.semantics, Semantics::any_order);
+    EXPECT_EQ(caps.nan_profile, NanProfile::propagate);
+    EXPECT_EQ(caps.reductions.size(), 7u);
+    EXPECT_EQ(caps.dtypes.size(), 5u);
+  }
+  EXPECT_TRUE(eigen->capabilities().factoring);
+  EXPECT_FALSE(xtensor->capabilities().factoring);  // one product per term
+  EXPECT_NE(eigen->capabilities().version.find("Eigen 3."), std::string::npos);
+  EXPECT_NE(xtensor->capabilities().version.find("xtensor 0."), std::string::npos);
+}
+
+TEST(EigenXtensorBackends, AreBuiltinBackends) {
+  const auto names = builtin_backend_names();
+  for (const char* name : {"eigen", "xtensor"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+    auto b = make_builtin_backend(name, RunOptions{});
+    ASSERT_NE(b, nullptr);
+    EXPECT_EQ(b->name(), name);
+  }
+}
+
+TEST(EigenXtensorBackends, BoolEinsumIsRejectedLikeTheChecker) {
+  Case c;
+  c.pattern = "i, i ->";
+  c.dtype = DType::boolean;
+  c.inputs = {Tensor(DType::boolean, Shape{2}), Tensor(DType::boolean, Shape{2})};
+  for (const char* name : {"eigen", "xtensor"}) {
+    auto b = make(name);
+    EXPECT_EQ(run_on(c, *b).kind, VK::pass) << name;  // both reject with unsupportedDtype
+  }
+}
+
+TEST(EigenBackend, RanksBeyondSixAreUnsupported) {
+  Case c;
+  c.pattern = "a b c d e f g -> g a";
+  c.dtype = DType::f64;
+  c.inputs = {test::tensor_from_text(DType::f64, {1, 2, 1, 2, 1, 2, 2}, "1..16")};
+  auto eigen = make_eigen_backend();
+  EXPECT_EQ(run_on(c, *eigen).kind, VK::unsupported);
+  auto xtensor = make_xtensor_backend();  // dynamic rank
+  EXPECT_EQ(run_on(c, *xtensor).kind, VK::pass);
+  // Rank 6 operands are dispatched; a rank-6 permutation of non-unit axes too.
+  c.pattern = "a b c d e f -> f e d c b a";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 2, 2, 2, 2, 2}, "1..64")};
+  const Verdict v = run_on(c, *eigen);
+  EXPECT_EQ(v.kind, VK::pass) << explain(v);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eigen: eigen_assert stays active in the adapter even with NDEBUG
+
+TEST(EigenBackend, MisSizedContractionIsCaughtNotSilentlyWrong) {
+  const Tensor a = test::tensor_from_text(DType::f64, {2, 3}, "1..6");
+  const Tensor b_ok = test::tensor_from_text(DType::f64, {3, 2}, "1,0,0,1,1,1");
+  EXPECT_TRUE(test::bitwise_same(test::tensor_from_text(DType::f64, {2, 2}, "4,5,10,11"),
+                                 detail::eigen_contract_unchecked(a, b_ok)));
+  const Tensor b_bad = test::tensor_from_text(DType::f64, {2, 3}, "1..6");  // inner 3 vs 2
+  try {
+    detail::eigen_contract_unchecked(a, b_bad);
+    FAIL() << "a mis-sized contraction returned a result";
+  } catch (const EigenAssertionFailure& e) {
+    EXPECT_NE(std::string(e.what()).find("Contraction axes must be same size"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// xtensor: the observed min/max behaviour, as a model
+
+/// Calls fn(offset) for each row-major coordinate of `axes` (elementary axis indices) with the
+/// input offset `base + Σ coord·stride`.
+template <class Fn>
+void for_each_offset(const std::vector<int>& axes, const std::vector<std::int64_t>& lengths,
+                     const std::vector<std::int64_t>& stride, std::int64_t base, Fn&& fn) {
+  std::vector<std::int64_t> c(axes.size(), 0);
+  for (int a : axes) {
+    if (lengths[static_cast<std::size_t>(a)] == 0) return;
+  }
+  for (;;) {
+    std::int64_t off = base;
+    for (std::size_t i = 0; i < axes.size(); ++i) off += c[i] * stride[static_cast<std::size_t>(axes[i])];
+    fn(off);
+    std::size_t i = axes.size();
+    for (;;) {
+      if (i == 0) return;
+      --i;
+      if (++c[i] < lengths[static_cast<std::size_t>(axes[i])]) break;
+      c[i] = 0;
+    }
+  }
+}
+
+/// What xtensor 0.24's lazy amax/amin compute (xreducer_stepper::aggregate_impl): each run along
+/// the innermost reduced axis is folded from lowest() (max() for min) with
+/// f(acc, v) = select(acc > v, acc, v) (acc < v for min); outer reduced axes merge their sub-results
+/// left to right with the same f, without an initial value; nothing reduced gives f(init, x). So a
+/// NaN survives only as the fibre's last value, a later tie wins, and -inf (max) gives lowest().
+template <class T>
+class XtensorExtremeModel {
+ public:
+  XtensorExtremeModel(const CheckedReduce& r, std::span<const T> x) : r_(r), x_(x), stride_(r.axes.size()) {
+    for (const ElementaryAxis& a : r.axes) lengths_.push_back(a.length);
+    std::int64_t step = 1;
+    for (std::size_t i = r.axes.size(); i-- > 0;) {
+      stride_[i] = step;
+      step *= lengths_[i];
+    }
+  }
+
+  Tensor evaluate() const {
+    std::vector<int> kept;
+    for (const auto& g : r_.output_groups) kept.insert(kept.end(), g.begin(), g.end());
+    Tensor out(dtype_of_v<T>, r_.output_shape);
+    auto o = out.values<T>();
+    std::size_t q = 0;
+    for_each_offset(kept, lengths_, stride_, 0, [&](std::int64_t base) {
+      o[q++] = r_.reduced.empty() ? f(init(), x_[static_cast<std::size_t>(base)]) : aggregate(0, base);
+    });
+    return out;
+  }
+
+ private:
+  T init() const { return r_.kind == Reduction::max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(); }
+  T f(T acc, T v) const { return (r_.kind == Reduction::max ? acc > v : acc < v) ? acc : v; }
+
+  T aggregate(std::size_t level, std::int64_t base) const {
+    const auto axis = static_cast<std::size_t>(r_.reduced[level]);
+    const std::int64_t n = lengths_[axis];
+    if (level + 1 == r_.reduced.size()) {
+      T acc = init();
+      for (std::int64_t i = 0; i < n; ++i) acc = f(acc, x_[static_cast<std::size_t>(base + i * stride_[axis])]);
+      return acc;
+    }
+    T acc = aggregate(level + 1, base);
+    for (std::int64_t i = 1; i < n; ++i) acc = f(acc, aggregate(level + 1, base + i * stride_[axis]));
+    return acc;
+  }
+
+  const CheckedReduce& r_;
+  std::span<const T> x_;
+  std::vector<std::int64_t> lengths_;
+  std::vector<std::int64_t> stride_;
+};
+
+/// xtensor's result equals the model (bitwise, NaN as NaN) on this min/max case.
+bool xtensor_matches_extreme_model(const Case& c, const Tensor& actual) {
+  auto checked = check_reduce(c.pattern, *c.reduction, c.inputs[0].shape(), c.axis_lengths, c.dtype);
+  if (!checked) return false;
+  if (c.dtype == DType::f32) {
+    return test::bitwise_same(XtensorExtremeModel<float>(*checked, c.inputs[0].values<float>()).evaluate(), actual);
+  }
+  if (c.dtype == DType::f64) {
+    return test::bitwise_same(XtensorExtremeModel<double>(*checked, c.inputs[0].values<double>()).evaluate(), actual);
+  }
+  return false;
+}
+
+Tensor run_direct(Backend& b, const Case& c) {
+  BackendResult r = b.run(c);
+  if (!std::holds_alternative<Tensor>(r)) {
+    ADD_FAILURE() << "no tensor";
+    return Tensor();
+  }
+  return std::get<Tensor>(std::move(r));
+}
+
+TEST(XtensorBackend, ObservedMinMaxNanProfileIsNotPropagate) {
+  auto xtensor = make_xtensor_backend();
+  auto eigen = make_eigen_backend();
+  struct Probe {
+    const char* kind;
+    const char* values;
+    double xtensor;  // observed
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double big = std::numeric_limits<double>::max();
+  const Probe probes[] = {
+      {"max", "1,nan,0.5", 0.5}, {"max", "nan,1,0.5", 1}, {"max", "1,0.5,nan", nan},
+      {"min", "1,nan,0.5", 0.5}, {"min", "nan,1,0.5", 0.5}, {"min", "1,0.5,nan", nan},
+      {"max", "-inf", -big},     {"max", "-inf,-inf", -big}, {"min", "inf", big},
+      {"max", "-inf,nan", nan},  {"max", "nan,-inf", -std::numeric_limits<double>::infinity()},
+  };
+  for (const Probe& p : probes) {
+    const test::Lengths none;
+    const auto n = static_cast<std::int64_t>(test::parse_value_list(p.values).size());
+    const Case c = reduce_case("a ->", p.kind, none, DType::f64, test::tensor_from_text(DType::f64, {n}, p.values));
+    const Tensor got = run_direct(*xtensor, c);
+    const double r = got.values<double>()[0];
+    EXPECT_TRUE(std::isnan(p.xtensor) ? std::isnan(r) : r == p.xtensor) << p.kind << " " << p.values << " gave " << r;
+    EXPECT_TRUE(xtensor_matches_extreme_model(c, got)) << p.kind << " " << p.values;
+    // Eigen's minimum/maximum<PropagateNaN> propagate, as declared.
+    const Verdict ve = run_on(c, *eigen);
+    EXPECT_EQ(ve.kind, VK::pass) << p.kind << " " << p.values << ": " << explain(ve);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored divergences reproduce with the verdict recorded in their origin
+
+std::string origin_field(const Case& c, const std::string& key) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+TEST(StoredDivergences, ReproduceWithTheirRecordedVerdict) {
+  const std::filesystem::path dir = std::filesystem::path(EINFUZZ_SOURCE_DIR) / "corpus" / "divergences";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().string().find(".case.json") == std::string::npos) continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    auto c = read_case_file(entry.path());
+    ASSERT_TRUE(c.ok()) << render(c.error());
+    const std::string backend_name = origin_field(*c, "backend");
+    auto backend = make_builtin_backend(backend_name, RunOptions{});
+    ASSERT_NE(backend, nullptr) << backend_name;
+    const Verdict v = run_on(*c, *backend);
+    EXPECT_EQ(v.label(), origin_field(*c, "verdict")) << explain(v);
+    ++seen;
+  }
+  EXPECT_GE(seen, 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Properties: random valid cases never fail, except for the documented xtensor min/max divergence
+
+std::string failure_report(const std::string& backend, const Verdict& v, const Case& c) {
+  return backend + ": " + explain(v) + "\ncase:\n" + write_case(c);
+}
+
+/// Runs `c` on both backends; any failing verdict, or an `unsupported` other than Eigen's rank bound
+/// or diagonals, fails the property. Returns Eigen's verdict.
+Verdict expect_no_failure(const Case& c) {
+  auto eigen = make_eigen_backend();
+  auto xtensor = make_xtensor_backend();
+  Backend* list[] = {eigen.get(), xtensor.get()};
+  const CaseOutcome out = run_case(c, list, RunOptions{});
+  for (const BackendOutcome& b : out.backends) {
+    if (is_failure(b.verdict.kind)) RC_FAIL(failure_report(b.backend, b.verdict, c));
+    const bool eigen_limit = b.backend == "eigen" && (b.verdict.detail.find("rank") != std::string::npos ||
+                                                      b.verdict.detail.find("diagonal") != std::string::npos);
+    if (b.verdict.kind == VK::unsupported && !eigen_limit) RC_FAIL(failure_report(b.backend, b.verdict, c));
+  }
+  return out.backends[0].verdict;
+}
+
+RC_GTEST_PROP(EigenXtensorProperties, GeneratedEinsumsNeverFail, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const Case c = generate_einsum(rng);
+  const Verdict eigen = expect_no_failure(c);
+  RC_CLASSIFY(eigen.kind == VK::unsupported, "eigen unsupported");
+}
+
+/// True when some operand repeats a label (a diagonal, which Eigen cannot express).
+bool has_diagonal(const Case& c) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+  auto checked = check_einsum(c.pattern, shapes);
+  if (!checked) return false;
+  for (const CheckedOperand& op : checked->operands) {
+    std::vector<int> axes = op.axes;
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return true;
+  }
+  return false;
+}
+
+// Half the cases on IEEE edge values (NaN, ±Inf, ±0, subnormals, Ω, cancellation pairs), all of
+// them free of diagonals so that Eigen's contraction chain runs every time.
+RC_GTEST_PROP(EigenXtensorProperties, DiagonalFreeEinsumsOnEdgeValuesNeverFail, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  Case c = generate_einsum(rng);
+  while (has_diagonal(c)) c = generate_einsum(rng);
+  const bool edge = rng.chance(1, 2);
+  if (edge) {
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      c.inputs[k] = make_values(c.dtype, c.inputs[k].shape(), ValueMode::edge, rng.next(), k);
+    }
+  }
+  const Verdict eigen = expect_no_failure(c);
+  RC_CLASSIFY(edge, "edge values");
+  RC_CLASSIFY(eigen.kind == VK::indeterminate, "eigen indeterminate");
+  RC_CLASSIFY(eigen.kind == VK::unsupported, "eigen unsupported (rank > 6)");
+  RC_CLASSIFY(c.inputs.size() >= 3, "3+ operands");
+}
+
+// Longer axes, so that Eigen's blocked, vectorised GEMM kernels and packet reductions run.
+RC_GTEST_PROP(EigenXtensorProperties, LongerAxesNeverFail, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  GenOptions options;
+  options.max_operands = 3;
+  options.max_axes_per_operand = 3;
+  options.max_length = 24;
+  options.max_global = 1 << 14;
+  options.dtypes = {DType::f32, DType::f64};
+  Case c = generate_einsum(rng, options);
+  if (rng.chance(1, 3)) {
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      c.inputs[k] = make_values(c.dtype, c.inputs[k].shape(), ValueMode::edge, rng.next(), k);
+    }
+  }
+  const Verdict eigen = expect_no_failure(c);
+  RC_CLASSIFY(eigen.kind == VK::unsupported, "eigen unsupported");
+}
+
+Case reduce_case_of(const test::ReduceCase& g) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = g.pattern;
+  c.reduction = std::string(reduction_name(g.kind));
+  c.axis_lengths = g.axis_lengths;
+  c.dtype = g.dtype;
+  c.inputs.push_back(g.input);
+  return c;
+}
+
+RC_GTEST_PROP(EigenXtensorProperties, GeneratedReducesNeverFailExceptXtensorMinMax, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const test::ReduceCase g = test::generate_reduce_case(rng);
+  const Case c = reduce_case_of(g);
+  auto eigen = make_eigen_backend();
+  auto xtensor = make_xtensor_backend();
+  const Verdict ve = run_on(c, *eigen);
+  if (is_failure(ve.kind)) RC_FAIL(failure_report("eigen", ve, c));
+  // The one thing Eigen may not express here: a permutation above its dispatched rank.
+  if (ve.kind == VK::unsupported && ve.detail.find("rank") == std::string::npos) RC_FAIL(failure_report("eigen", ve, c));
+  RC_CLASSIFY(ve.kind == VK::unsupported, "eigen unsupported (rank > 6)");
+  const Verdict vx = run_on(c, *xtensor);
+  if (is_failure(vx.kind)) {
+    // Known: xtensor's amin/amax fold (corpus/divergences/README.md), exactly as modelled.
+    const bool extreme = g.kind == Reduction::min || g.kind == Reduction::max;
+    if (!extreme || !xtensor_matches_extreme_model(c, run_direct(*xtensor, c))) {
+      RC_FAIL(failure_report("xtensor", vx, c));
+    }
+    RC_CLASSIFY(true, "xtensor min/max divergence");
+  }
+  RC_ASSERT(vx.kind != VK::unsupported);
+}
+
+// Longer fibres, so that Eigen's packet reductions (and their NaN propagation) run.
+RC_GTEST_PROP(EigenXtensorProperties, LongerFibresNeverFailExceptXtensorMinMax, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  test::ReduceGenOptions options;
+  options.max_axes = 3;
+  options.max_length = 40;
+  options.max_elements = 1 << 14;
+  const Case c = reduce_case_of(test::generate_reduce_case(rng, options));
+  auto eigen = make_eigen_backend();
+  const Verdict ve = run_on(c, *eigen);
+  if (is_failure(ve.kind)) RC_FAIL(failure_report("eigen", ve, c));
+  auto xtensor = make_xtensor_backend();
+  const Verdict vx = run_on(c, *xtensor);
+  const bool extreme = *c.reduction == "min" || *c.reduction == "max";
+  if (is_failure(vx.kind) && !(extreme && xtensor_matches_extreme_model(c, run_direct(*xtensor, c)))) {
+    RC_FAIL(failure_report("xtensor", vx, c));
+  }
+}
+
+RC_GTEST_PROP(EigenXtensorProperties, XtensorMinMaxFollowsTheModelledFold, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  test::ReduceGenOptions options;
+  options.kind = rng.chance(1, 2) ? Reduction::min : Reduction::max;
+  options.dtype = rng.chance(1, 2) ? DType::f32 : DType::f64;
+  const Case c = reduce_case_of(test::generate_reduce_case(rng, options));
+  auto xtensor = make_xtensor_backend();
+  const Tensor got = run_direct(*xtensor, c);
+  if (!xtensor_matches_extreme_model(c, got)) RC_FAIL("xtensor differs from its model\ncase:\n" + write_case(c));
+  const Verdict v = run_on(c, *xtensor);
+  RC_CLASSIFY(is_failure(v.kind), "diverges from propagate");
+}
+
+}  // namespace
+}  // namespace einfuzz

@@ -1,0 +1,376 @@
+// numpy, numpy-opt, torch (and its explicit contraction paths) and the example C plugin: every
+// SEMANTICS §11 row with its expected verdict per backend (rows a backend cannot express are
+// `unsupported`, never a pass), strided inputs through the layout extension, and the stored
+// divergences of corpus/divergences/ reproduced with Debian's numpy 1.24 and torch 1.13.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "einfuzz/backends/plugin.hpp"
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/check_command.hpp"
+#include "einfuzz/harness/run.hpp"
+#include "support/conformance_rows.hpp"
+#include "support/values_text.hpp"
+
+namespace einfuzz {
+namespace {
+
+using VK = VerdictKind;
+
+const std::filesystem::path kSource = EINFUZZ_SOURCE_DIR;
+
+bool available(const std::string& name) {
+  const auto names = builtin_backend_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+/// The backend, or nullptr (then the test skips with the reason).
+std::unique_ptr<Backend> make(const std::string& name) {
+  if (name == "plugin") {
+    PluginOptions o;
+    o.path = EINFUZZ_EXAMPLE_PLUGIN;
+    auto b = load_plugin_backend(o);
+    return b.ok() ? std::move(*b) : nullptr;
+  }
+  if (!available(name)) return nullptr;
+  return make_builtin_backend(name, RunOptions{});
+}
+
+std::string skip_reason(const std::string& name) {
+  if (name.rfind("numpy", 0) == 0) {
+    return name + " is not available: no python3 that imports numpy (Debian: apt-get install python3-numpy, "
+                  "or set EINFUZZ_PYTHON)";
+  }
+  if (name.rfind("torch", 0) == 0) return name + " is not built: libtorch was not found (Debian: libtorch-dev)";
+  return name + " is not available";
+}
+
+/// One backend per test-suite instance, shared by its rows (one numpy process for all of them).
+std::map<std::string, std::unique_ptr<Backend>>& pool() {
+  static std::map<std::string, std::unique_ptr<Backend>> backends;
+  return backends;
+}
+
+Backend* shared(const std::string& name) {
+  auto& p = pool();
+  auto it = p.find(name);
+  if (it == p.end()) it = p.emplace(name, make(name)).first;
+  return it->second.get();
+}
+
+Verdict run_on(const Case& c, Backend& backend) {
+  Backend* list[] = {&backend};
+  return run_case(c, list, RunOptions{}).backends.at(0).verdict;
+}
+
+std::string explain(const Verdict& v) {
+  std::string s = v.label() + ": " + v.detail;
+  if (v.first) s += " [element " + std::to_string(v.first->flat_index) + ": expected " + v.first->expected +
+                    ", actual " + v.first->actual + "]";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cases of the §11 rows
+
+Case einsum_case(const test::EinsumValueRow& row) {
+  Case c;
+  c.pattern = row.pattern;
+  c.dtype = row.dtype;
+  auto shapes = parse_shapes(row.shapes, Limits{});
+  for (std::size_t k = 0; k < shapes->size(); ++k) {
+    c.inputs.push_back(test::tensor_from_text(row.dtype, (*shapes)[k], row.values.at(k)));
+  }
+  return c;
+}
+
+Case einsum_case(const test::EinsumErrorRow& row) {
+  Case c;
+  c.pattern = row.pattern;
+  auto shapes = parse_shapes(row.shapes, Limits{});
+  for (const Shape& s : *shapes) c.inputs.emplace_back(DType::f64, s);
+  return c;
+}
+
+Case reduce_case(const char* pattern, const char* kind, const test::Lengths& lengths, DType dtype, Tensor input) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = pattern;
+  c.reduction = kind;
+  c.axis_lengths = lengths;
+  c.dtype = dtype;
+  c.inputs.push_back(std::move(input));
+  return c;
+}
+
+Case reduce_case(const test::ReduceValueRow& row) {
+  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, test::tensor_from_text(row.dtype, row.shape, row.values));
+}
+
+Case reduce_case(const test::ReduceErrorRow& row) {
+  // Y21 (any on floats) and Y22 (mean on integers) carry their dtype in the row.
+  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, Tensor(row.dtype, row.shape));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expected verdicts. A row not listed for a backend gets the default: `pass` for float values,
+// `pass(bitwise)` for integers and bools, `pass` (both reject) for error rows. Every entry is a
+// verdict ORACLE.md allows, pinned to what these library versions do; `unsupported` rows are ones
+// the backend cannot express, never counted as passes.
+
+using Exceptions = std::map<std::string, std::map<std::string, VK>>;  // backend → row → verdict
+
+void set(std::map<std::string, VK>& rows, VK verdict, std::initializer_list<const char*> ids) {
+  for (const char* id : ids) rows[id] = verdict;
+}
+
+std::map<std::string, VK> numpy_rows(bool optimize) {
+  std::map<std::string, VK> r;
+  // numpy.einsum rejects an input ellipsis absent from the output (the semantics sum it, §10.1);
+  // the client says so instead of disagreeing (X24 is rejected by the reference as rankMismatch).
+  set(r, VK::unsupported, {"E24", "E26", "E32", "X24"});
+  // mean of an empty fibre is NaN in numpy; any/all reduce any dtype by truthiness (§10.2).
+  set(r, VK::unsupported, {"Y01", "Y21"});
+  // numpy keeps -0.0 in a passthrough (E33) and takes the later of ±0 ties for max and min (R20,
+  // R23); nothing reduced passes values through (R24, R27): ORACLE §2/§5 signed-zero notes.
+  set(r, VK::note_signed_zero, {"E33", "R20", "R23", "R24", "R27"});
+  // 1e308·10·0.1 without a certificate of no overflow (ORACLE §4).
+  set(r, VK::indeterminate, {"E37", "E38", "R29"});
+  // optimize=True contracts pairwise: inf·0 is path-dependent for a factoring backend (ORACLE §3).
+  if (optimize) set(r, VK::indeterminate, {"E35"});
+  set(r, VK::pass_bitwise, {"R11", "R12", "R14", "R15"});
+  return r;
+}
+
+std::map<std::string, VK> torch_rows() {
+  std::map<std::string, VK> r;
+  // torch keeps -0.0 in a passthrough and gives -0.0 for `i, i ->` on [-0]·[1] (§10.1); takes the
+  // earlier of ±0 ties (R21, R22); nothing reduced passes through (R24, R27).
+  set(r, VK::note_signed_zero, {"E33", "E34", "R21", "R22", "R24", "R27"});
+  set(r, VK::indeterminate, {"E35", "E37", "E38", "R29"});
+  set(r, VK::pass_bitwise, {"R11", "R12", "R14", "R15"});
+  return r;
+}
+
+std::map<std::string, VK> plugin_rows() {
+  std::map<std::string, VK> r;
+  // The example does einsum only, without ellipsis, and needs numpy subscripts: reductions, ellipsis
+  // rows and patterns that do not parse (no subscripts) are outside it.
+  for (const auto& row : test::reduce_value_rows()) r[row.id] = VK::unsupported;
+  for (const auto& row : test::reduce_error_rows()) r[row.id] = VK::unsupported;
+  set(r, VK::unsupported, {"E24", "E25", "E26", "E27", "E28", "E29", "E32", "X24"});
+  set(r, VK::unsupported, {"X01", "X02", "X03", "X04", "X05", "X06", "X07", "X08", "X09", "X10", "X11",
+                           "X12", "X13", "X14", "X15", "X18", "X19", "X20", "X21", "X22"});
+  set(r, VK::indeterminate, {"E37", "E38"});
+  return r;
+}
+
+const Exceptions& exceptions() {
+  static const Exceptions table = {
+      {"numpy", numpy_rows(false)},
+      {"numpy-opt", numpy_rows(true)},
+      {"torch", torch_rows()},
+      {"torch-path-right", torch_rows()},
+      {"torch-path-outer", torch_rows()},
+      {"plugin", plugin_rows()},
+  };
+  return table;
+}
+
+VK expected(const std::string& backend, const std::string& id, VK fallback) {
+  const auto& rows = exceptions().at(backend);
+  const auto it = rows.find(id);
+  return it == rows.end() ? fallback : it->second;
+}
+
+const std::vector<std::string> kBackends = {"numpy", "numpy-opt", "torch", "torch-path-right", "torch-path-outer",
+                                            "plugin"};
+
+/// One test per backend and table (under CTest every test is a process: one numpy start per table,
+/// not per row); each row is its own expectation, named in the failure message.
+class Rows : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    backend_ = shared(GetParam());
+    if (!backend_) GTEST_SKIP() << skip_reason(GetParam());
+  }
+  void check(const std::string& id, const Case& c, VK fallback) {
+    const Verdict v = run_on(c, *backend_);
+    const VK want = expected(GetParam(), id, fallback);
+    EXPECT_EQ(verdict_name(v.kind), verdict_name(want)) << GetParam() << " " << id << " '" << c.pattern << "': " << explain(v);
+    ++counts_[verdict_name(v.kind)];
+  }
+  void TearDown() override {
+    std::string summary;
+    for (const auto& [verdict, n] : counts_) summary += " " + verdict + "=" + std::to_string(n);
+    if (!summary.empty()) RecordProperty("verdicts", summary);
+  }
+  Backend* backend_ = nullptr;
+  std::map<std::string, int> counts_;
+};
+
+TEST_P(Rows, EinsumValues) {
+  for (const auto& row : test::einsum_value_rows()) {
+    check(row.id, einsum_case(row), is_float(row.dtype) ? VK::pass : VK::pass_bitwise);
+  }
+}
+
+TEST_P(Rows, EinsumErrors) {
+  for (const auto& row : test::einsum_error_rows()) check(row.id, einsum_case(row), VK::pass);
+}
+
+TEST_P(Rows, ReduceValues) {
+  for (const auto& row : test::reduce_value_rows()) {
+    check(row.id, reduce_case(row), is_float(row.dtype) ? VK::pass : VK::pass_bitwise);
+  }
+}
+
+TEST_P(Rows, ReduceErrors) {
+  for (const auto& row : test::reduce_error_rows()) check(row.id, reduce_case(row), VK::pass);
+}
+
+INSTANTIATE_TEST_SUITE_P(Conformance, Rows, ::testing::ValuesIn(kBackends), [](const auto& p) {
+  std::string s = p.param;
+  for (char& c : s) c = c == '-' ? '_' : c;
+  return s;
+});
+
+// ---------------------------------------------------------------------------------------------
+// Strided inputs (the layout extension): transposed, sliced with steps, broadcast, reversed views
+// of the same logical values must give the same verdicts as dense inputs.
+
+Case matmul_with_layouts(std::vector<std::optional<InputLayout>> layouts) {
+  Case c;
+  c.pattern = "a b, b c -> a c";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3, 2}, "1,1,1,1,1,1")};
+  c.layouts = std::move(layouts);
+  return c;
+}
+
+Tensor nan_fill() { return Tensor(Shape{}, std::vector<double>{std::numeric_limits<double>::quiet_NaN()}); }
+
+class StridedInputs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StridedInputs, ViewsGiveTheDenseVerdicts) {
+  Backend* b = shared(GetParam());
+  if (!b) GTEST_SKIP() << skip_reason(GetParam());
+  EXPECT_TRUE(b->capabilities().strided_inputs);
+  const std::vector<std::pair<std::string, Case>> cases = {
+      // input 0 stored column-major (a transposed array)
+      {"transposed", matmul_with_layouts({InputLayout{{1, 2}, 0, 6, std::nullopt}, std::nullopt})},
+      // input 0 every other element of a 12-element buffer, the gaps NaN (never read by a correct view)
+      {"sliced", matmul_with_layouts({InputLayout{{6, 2}, 1, 12, nan_fill()}, std::nullopt})},
+      // input 1 all ones: one stored element broadcast with zero strides
+      {"broadcast", matmul_with_layouts({std::nullopt, InputLayout{{0, 0}, 0, 1, std::nullopt}})},
+      // input 0 reversed in both dimensions (torch has no negative strides: sent dense there)
+      {"reversed", matmul_with_layouts({InputLayout{{-3, -1}, 5, 6, std::nullopt}, std::nullopt})},
+  };
+  for (const auto& [what, c] : cases) {
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      if (c.layouts[k]) ASSERT_TRUE(layout_storage(c.inputs[k], *c.layouts[k]).ok()) << what;
+    }
+    const Verdict v = run_on(c, *b);
+    EXPECT_EQ(v.kind, VK::pass) << GetParam() << " " << what << ": " << explain(v);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, StridedInputs, ::testing::Values("numpy", "numpy-opt", "torch"),
+                         [](const auto& p) {
+                           std::string s = p.param;
+                           for (char& c : s) c = c == '-' ? '_' : c;
+                           return s;
+                         });
+
+// ---------------------------------------------------------------------------------------------
+// torch's explicit contraction paths are honoured: `a, a, a -> a` on [1e308], [10], [0.1] is
+// (1e308·10)·0.1 = inf left to right but 1e308·(10·0.1) = 1e308 with the last two operands first.
+
+TEST(TorchPaths, ThePathArgumentChangesTheContractionOrder) {
+  Case c;
+  c.pattern = "a, a, a -> a";
+  c.inputs = {test::tensor_from_text(DType::f64, {1}, "1e308"), test::tensor_from_text(DType::f64, {1}, "10"),
+              test::tensor_from_text(DType::f64, {1}, "0.1")};
+  std::map<std::string, double> got;
+  for (const char* name : {"torch", "torch-path-right", "torch-path-outer"}) {
+    Backend* b = shared(name);
+    if (!b) GTEST_SKIP() << skip_reason(name);
+    const BackendResult r = b->run(c);
+    ASSERT_TRUE(std::holds_alternative<Tensor>(r)) << name;
+    got[name] = std::get<Tensor>(r).values<double>()[0];
+  }
+  EXPECT_EQ(got["torch"], std::numeric_limits<double>::infinity());
+  EXPECT_EQ(got["torch-path-right"], 1e308);
+  EXPECT_TRUE(std::isfinite(got["torch-path-outer"])) << got["torch-path-outer"];  // (1e308·0.1)·10
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stored divergences: each case in corpus/divergences/ whose origin names numpy or torch reproduces
+// its recorded verdict on every backend of that library, and the reference's `expect` holds.
+
+std::string origin(const Case& c, const std::string& key) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+std::vector<std::filesystem::path> divergence_files(const std::string& backend) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::directory_iterator(kSource / "corpus/divergences")) {
+    if (entry.path().extension() != ".json") continue;
+    auto c = read_case_file(entry.path());
+    if (c.ok() && origin(*c, "backend") == backend) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void reproduce(const std::string& library, const std::vector<std::string>& backends, std::size_t at_least) {
+  const auto files = divergence_files(library);
+  EXPECT_GE(files.size(), at_least) << "stored " << library << " divergences";
+  for (const auto& file : files) {
+    auto c = read_case_file(file);
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    const std::string recorded = origin(*c, "verdict");
+    for (const std::string& name : backends) {
+      Backend* b = shared(name);
+      if (!b) GTEST_SKIP() << skip_reason(name);
+      Backend* list[] = {b};
+      const CaseOutcome out = run_case(*c, list, RunOptions{});
+      EXPECT_FALSE(out.expect_failure) << file << ": " << *out.expect_failure;
+      EXPECT_EQ(out.backends.at(0).verdict.label(), recorded) << file.filename() << " on " << name << ": "
+                                                              << explain(out.backends.at(0).verdict);
+    }
+  }
+}
+
+TEST(Divergences, Torch113EmptyContractionIsNaN) {
+  reproduce("torch", {"torch", "torch-path-right", "torch-path-outer"}, 1);
+}
+
+TEST(Divergences, Numpy124ZeroStrideEmptyOperandIsNaN) { reproduce("numpy", {"numpy", "numpy-opt"}, 1); }
+
+TEST(Divergences, TheNumpyOneIsReachableOnlyThroughLayouts) {
+  Backend* b = shared("numpy");
+  if (!b) GTEST_SKIP() << skip_reason("numpy");
+  for (const auto& file : divergence_files("numpy")) {
+    auto c = read_case_file(file);
+    ASSERT_TRUE(c.ok());
+    if (c->layouts.empty()) continue;
+    c->layouts.clear();  // the same logical values, dense
+    EXPECT_EQ(run_on(*c, *b).kind, VK::pass) << file;
+  }
+}
+
+}  // namespace
+}  // namespace einfuzz

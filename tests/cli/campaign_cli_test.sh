@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# End-to-end tests of `einfuzz fuzz`, `shrink` and `replay`: exit statuses, reports, determinism.
+# Usage: campaign_cli_test.sh <path to einfuzz> <source directory>
+set -u
+bin=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 1
+failures=0
+
+# expect STATUS NEEDLE -- ARGS...: run, check the exit status and that the combined output contains
+# the fixed string.
+expect() {
+  local want=$1 needle=$2
+  shift 3
+  "$bin" "$@" >"$tmp/out" 2>&1
+  local got=$?
+  if [ "$got" -ne "$want" ] || ! grep -qF -- "$needle" "$tmp/out"; then
+    echo "FAIL: einfuzz $* -> exit $got (want $want), output must contain: $needle"
+    sed 's/^/    /' "$tmp/out" | head -40
+    failures=$((failures + 1))
+  else
+    echo "ok:   einfuzz $*"
+  fi
+}
+
+# check DESCRIPTION COMMAND...: a shell condition that must hold.
+check() {
+  local what=$1
+  shift
+  if "$@"; then echo "ok:   $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+
+expect 0 "nothing found" -- fuzz --cases 300 --backend fused --seed 3 --report a.json --junit a.xml
+check "the JSON report has no finding" grep -qF '"findings": []' a.json
+check "the JSON report counts pass(bitwise)" grep -qF '"pass(bitwise)":' a.json
+check "JUnit has one testcase per backend" grep -qF '<testcase classname="einfuzz.fuzz" name="fused"' a.xml
+expect 0 "300 cases" -- fuzz --cases 300 --backend fused --seed 3 --jobs 2 --report b.json
+check "same seed and cases: the same verdict counts (jobs 1 and 2)" \
+  diff <(sed -n '/"backends"/,/"findings"/p' a.json) <(sed -n '/"backends"/,/"findings"/p' b.json)
+check "nothing stored when nothing was found" test ! -e corpus/found
+expect 0 "fuzz 0." -- fuzz --seconds 1 --backend fused,shuffle --no-store
+expect 0 "--isolate" -- fuzz --help
+
+# Bad usage: exit 2 with a diagnostic.
+expect 2 "--isolate is not available yet" -- fuzz --isolate --cases 1
+expect 2 "unknown backend 'nope'" -- fuzz --backend nope --cases 1
+expect 2 "--seconds must be a positive number" -- fuzz --seconds 0
+expect 2 "excludes" -- fuzz --cases 5 --seconds 5
+expect 2 "--cases must be at least 1" -- fuzz --cases 0
+
+# Replay: the conformance corpus passes; a wrong `expect` fails; a missing path is bad usage.
+expect 0 " 0 failed" -- replay "$src/corpus/conformance" --backend fused --junit r.xml
+check "replay JUnit has a testcase per case" grep -qF 'E01.case.json' r.xml
+expect 1 "expect: the case expects rankMismatch" -- replay "$src/tests/cli/wrong_expect.case.json" --backend fused
+expect 1 "FAIL" -- replay "$src/tests/cli/bad_count.case.json" --backend fused
+expect 0 '"status": "pass"' -- replay "$src/corpus/conformance/E01.case.json" --backend fused --json -
+expect 2 "does not exist" -- replay "$tmp/nope"
+
+# Shrink: bad input and a case that does not fail are exit 2.
+expect 2 "nothing to shrink" -- shrink "$src/corpus/conformance/E01.case.json" --backend fused
+expect 2 "error[malformedCase]" -- shrink "$src/tests/cli/bad_count.case.json"
+expect 2 "shrink takes one backend" -- shrink "$src/corpus/conformance/E01.case.json" --backend all
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failing checks"
+  exit 1
+fi
+echo "all campaign CLI checks passed"

@@ -1,0 +1,372 @@
+// The campaign (issue 6): the choice source's three faces, the generator's coverage and invalid
+// share, the planted bugs found within a bounded number of cases and shrunk small, determinism,
+// the stored corpus entries and reports, and replay.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/replay.hpp"
+#include "einfuzz/harness/run.hpp"
+#include "planted_bugs.hpp"
+
+namespace einfuzz {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The choice source
+
+TEST(ChoiceSource, ByteFaceTakesChoicesFromTheEndAndValuesFromTheFront) {
+  const std::uint8_t data[] = {0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x07};
+  ByteChoices s(data);
+  EXPECT_EQ(s.choose(10), 7u);                        // one byte (0x07) for a range of 10
+  EXPECT_EQ(s.choose(1000), (0x09u << 8 | 0x08u) % 1000);  // two bytes, last first
+  EXPECT_EQ(s.bits(), 0x0706050403020100ULL >> 8 | 0);  // six bytes left, little-endian, zero-padded
+  EXPECT_EQ(s.remaining(), 0u);
+  EXPECT_EQ(s.choose(10), 0u);  // exhausted: the first choice, never a failure
+  EXPECT_EQ(s.bits(), 0u);
+  EXPECT_FALSE(s.chance(1, 2));
+  EXPECT_EQ(s.between(-3, 3), -3);
+}
+
+TEST(ChoiceSource, SeededFaceIsTheRngItWraps) {
+  Rng a(99), b(99);
+  SeededChoices s(a);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(s.choose(1000), b.below(1000));
+  EXPECT_EQ(a.next(), b.next());  // the borrowed Rng advanced exactly as plain draws would
+}
+
+TEST(ChoiceSource, EnumerationVisitsEverySequenceOnce) {
+  EnumeratedChoices e;
+  std::set<std::vector<std::uint64_t>> seen;
+  do {
+    std::vector<std::uint64_t> path = {e.choose(2)};
+    if (path[0] == 1) path.push_back(e.choose(3));
+    if (path.size() == 2 && path[1] == 2) path.push_back(e.chance(1, 9) ? 1 : 0);
+    EXPECT_TRUE(seen.insert(path).second);
+  } while (e.next());
+  EXPECT_EQ(seen.size(), 5u);  // (0) (1,0) (1,1) (1,2,0) (1,2,1)
+  EXPECT_EQ(e.visited(), 5u);
+}
+
+TEST(ChoiceSource, EveryFaceDrawsValidCases) {
+  GenOptions options = campaign_gen_options();
+  // Bytes: any byte string is a valid einsum and a valid reduce, deterministically.
+  Rng rng(5);
+  for (int i = 0; i < 300; ++i) {
+    std::vector<std::uint8_t> bytes(rng.below(300));
+    for (auto& b : bytes) b = static_cast<std::uint8_t>(rng.next());
+    ByteChoices a(bytes), b(bytes), r(bytes);
+    const Case x = generate_einsum(a, options);
+    EXPECT_EQ(write_case(x), write_case(generate_einsum(b, options)));
+    auto checked = check_case(x, Limits{});
+    EXPECT_TRUE(checked.ok()) << write_case(x) << (checked.ok() ? "" : render(checked.error()));
+    const Case y = generate_reduce(r);
+    EXPECT_TRUE(check_case(y, Limits{}).ok()) << write_case(y);
+  }
+  // Enumeration: the first sequences are the simplest cases, all valid.
+  EnumeratedChoices e({2, 24});
+  int n = 0;
+  do {
+    const Case c = generate_einsum(e, options);
+    EXPECT_TRUE(check_case(c, Limits{}).ok()) << write_case(c);
+  } while (e.next() && ++n < 400);
+  EnumeratedChoices first;
+  EXPECT_EQ(generate_einsum(first, options).pattern, "->");  // one scalar operand
+}
+
+// ---------------------------------------------------------------------------------------------
+// The generator
+
+template <class T>
+bool has_bits(const Tensor& t, std::uint64_t bits) {
+  for (T v : t.values<T>()) {
+    std::uint64_t b = 0;
+    std::memcpy(&b, &v, sizeof v);
+    if (b == bits) return true;
+  }
+  return false;
+}
+
+TEST(Generator, CoversTheIssueList) {
+  const GenOptions options = campaign_gen_options();
+  std::set<std::size_t> operand_counts;
+  std::set<DType> dtypes;
+  std::set<std::string> reductions;
+  bool scalar_operand = false, scalar_output = false, ellipsis = false, ellipsis_ranks = false, diagonal = false;
+  bool long_name = false, broadcast = false, zero_length = false, long_contraction = false, empty_contraction = false;
+  bool nan_payload = false, neg_zero = false, subnormal = false, int_extreme = false, inf = false;
+  bool composite = false, anonymous = false, unit = false;
+  int invalid = 0;
+  constexpr int kCases = 3000;
+  auto fused = make_fused_backend({});
+  Backend* backends[] = {fused.get()};
+  for (int i = 0; i < kCases; ++i) {
+    SeededChoices s(Rng::mix(11, static_cast<std::uint64_t>(i)));
+    const Case c = generate_case(s, options);
+    const CaseOutcome outcome = run_case(c, backends, {});
+    // Rejections agree: fused rejects exactly what the reference rejects, with the same code.
+    ASSERT_FALSE(is_failure(outcome.backends[0].verdict.kind)) << write_case(c) << outcome.backends[0].verdict.detail;
+    dtypes.insert(c.dtype);
+    if (outcome.rejection) {
+      ++invalid;
+      continue;
+    }
+    for (const Tensor& t : c.inputs) {
+      if (t.dtype() == DType::f64) {
+        nan_payload |= has_bits<double>(t, 0x7ff8000000000123ULL) || has_bits<double>(t, 0xfff8000000000000ULL);
+        neg_zero |= has_bits<double>(t, 0x8000000000000000ULL);
+        subnormal |= has_bits<double>(t, 1);
+        inf |= has_bits<double>(t, 0x7ff0000000000000ULL);
+      }
+      if (t.dtype() == DType::i64) int_extreme |= has_bits<std::int64_t>(t, 0x8000000000000000ULL);
+    }
+    if (c.op == Op::reduce) {
+      reductions.insert(*c.reduction);
+      composite |= c.pattern.find("(a") != std::string::npos || c.pattern.find("(b") != std::string::npos;
+      anonymous |= c.pattern.find(" 2") != std::string::npos || c.pattern.find("(2") != std::string::npos;
+      unit |= c.pattern.find("()") != std::string::npos || c.pattern.find(" 1") != std::string::npos;
+      continue;
+    }
+    const auto& e = std::get<CheckedEinsum>(*outcome.checked);
+    operand_counts.insert(c.inputs.size());
+    std::set<std::size_t> ranks;
+    for (const CheckedOperand& op : e.operands) {
+      scalar_operand |= op.shape.empty();
+      std::set<int> axes(op.axes.begin(), op.axes.end());
+      diagonal |= axes.size() < op.axes.size();
+      std::size_t slots = 0;
+      for (std::size_t d = 0; d < op.shape.size(); ++d) {
+        slots += e.axes[static_cast<std::size_t>(op.axes[d])].ellipsis_slot >= 0;
+        broadcast |= op.shape[d] == 1 && e.axes[static_cast<std::size_t>(op.axes[d])].length > 1;
+        zero_length |= op.shape[d] == 0;
+      }
+      if (slots) ranks.insert(slots);
+    }
+    ellipsis |= c.pattern.find("...") != std::string::npos;
+    ellipsis_ranks |= ranks.size() >= 2;
+    scalar_output |= e.output.empty();
+    for (const Axis& a : e.axes) long_name |= a.name.size() >= 3 && a.ellipsis_slot < 0;
+    long_contraction |= e.contraction_size >= 1000;
+    empty_contraction |= e.contraction_size == 0 && e.output_size > 0;
+  }
+  EXPECT_EQ(operand_counts, (std::set<std::size_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(dtypes.size(), 5u);
+  EXPECT_EQ(reductions.size(), 7u);
+  EXPECT_TRUE(scalar_operand && scalar_output && ellipsis && ellipsis_ranks && diagonal && long_name);
+  EXPECT_TRUE(broadcast && zero_length && long_contraction && empty_contraction);
+  EXPECT_TRUE(nan_payload && neg_zero && subnormal && int_extreme && inf);
+  EXPECT_TRUE(composite && anonymous && unit);
+  // The set share (10%) of deliberately invalid cases, give or take sampling noise.
+  EXPECT_GT(invalid, kCases * 6 / 100);
+  EXPECT_LT(invalid, kCases * 15 / 100);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Planted bugs: found within a bounded number of cases, shrunk to <= 3 operands of <= 8 elements
+
+CampaignOptions counted(std::uint64_t cases, std::uint64_t seed) {
+  CampaignOptions o;
+  o.cases = cases;
+  o.seed = seed;
+  o.store = false;
+  o.progress_interval = 3600;
+  return o;
+}
+
+BackendFactory planted(test::PlantedBug bug) {
+  return [bug]() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(test::make_planted_bug_backend(bug));
+    return out;
+  };
+}
+
+class PlantedBugs : public ::testing::TestWithParam<test::PlantedBug> {};
+
+TEST_P(PlantedBugs, AreFoundWithinABoundedNumberOfCasesAndShrunkSmall) {
+  constexpr std::uint64_t kBound = 3000;
+  CampaignOptions o = counted(kBound, 2024);
+  o.max_findings = 1;  // stop at the first one: the bound counts cases, not seconds
+  auto result = run_campaign(o, planted(GetParam()));
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  ASSERT_FALSE(result->findings.empty()) << "not found in " << result->cases << " cases";
+  const Finding& f = result->findings.front();
+  EXPECT_LT(f.case_index, kBound);
+  EXPECT_TRUE(f.kind == VerdictKind::mismatch_value || f.kind == VerdictKind::mismatch_special) << f.verdict;
+  EXPECT_LE(f.shrunk.inputs.size(), 3u) << write_case(f.shrunk);
+  for (const Tensor& t : f.shrunk.inputs) EXPECT_LE(t.size(), 8) << write_case(f.shrunk);
+  std::cout << "[ planted  ] " << test::planted_bug_name(GetParam()) << ": found at case " << f.case_index << ", "
+            << f.verdict << ", shrunk in " << f.shrink_steps << " steps to '" << f.shrunk.pattern << "'\n";
+  // The shrunk case still shows the bug, and the real executor gets it right.
+  auto buggy = test::make_planted_bug_backend(GetParam());
+  auto fused = make_fused_backend({});
+  Backend* both[] = {buggy.get(), fused.get()};
+  const CaseOutcome outcome = run_case(f.shrunk, both, {});
+  EXPECT_EQ(outcome.backends[0].verdict.kind, f.kind);
+  EXPECT_EQ(outcome.backends[1].verdict.kind, VerdictKind::pass_bitwise) << outcome.backends[1].verdict.detail;
+  EXPECT_EQ(f.shrunk.expect_error, std::optional<std::string>(""));
+}
+
+INSTANTIATE_TEST_SUITE_P(Issue6, PlantedBugs,
+                         ::testing::Values(test::PlantedBug::size1_stride, test::PlantedBug::seeded_accumulator,
+                                           test::PlantedBug::innermost_first, test::PlantedBug::dropped_term),
+                         [](const auto& param_info) {
+                           std::string name(test::planted_bug_name(param_info.param));
+                           std::erase(name, '-');
+                           return name;
+                         });
+
+TEST(PlantedBugs, TheControlWithoutABugFindsNothing) {
+  auto result = run_campaign(counted(1500, 2024), planted(test::PlantedBug::none));
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->cases, 1500u);
+  EXPECT_EQ(result->failures, 0u);
+  EXPECT_GT(result->counts[0][static_cast<std::size_t>(VerdictKind::pass_bitwise)], 800u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Determinism, storage, reports
+
+BackendFactory fused_and(test::PlantedBug bug) {
+  return [bug]() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(make_fused_backend({}));
+    out.push_back(test::make_planted_bug_backend(bug));
+    return out;
+  };
+}
+
+TEST(Campaign, SameSeedAndCasesGiveTheSameCasesVerdictsAndFindings) {
+  CampaignOptions o = counted(400, 77);
+  o.record_verdicts = true;
+  auto a = run_campaign(o, fused_and(test::PlantedBug::dropped_term));
+  auto b = run_campaign(o, fused_and(test::PlantedBug::dropped_term));
+  o.jobs = 2;
+  auto c = run_campaign(o, fused_and(test::PlantedBug::dropped_term));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  ASSERT_EQ(a->records.size(), 400u);
+  for (const auto* other : {&*b, &*c}) {
+    ASSERT_EQ(other->records.size(), a->records.size());
+    for (std::size_t i = 0; i < a->records.size(); ++i) {
+      EXPECT_EQ(other->records[i].index, i);
+      EXPECT_EQ(other->records[i].name, a->records[i].name);
+      EXPECT_EQ(other->records[i].labels, a->records[i].labels) << "case " << i;
+    }
+    EXPECT_EQ(other->counts, a->counts);
+    EXPECT_EQ(other->failures, a->failures);
+  }
+  ASSERT_FALSE(a->findings.empty());
+  ASSERT_EQ(a->findings.size(), b->findings.size());
+  for (std::size_t i = 0; i < a->findings.size(); ++i) {
+    EXPECT_EQ(a->findings[i].file, b->findings[i].file);
+    EXPECT_EQ(a->findings[i].verdict, b->findings[i].verdict);
+    EXPECT_EQ(a->findings[i].case_index, b->findings[i].case_index);
+  }
+  // Different seeds draw different cases.
+  CampaignOptions other = counted(50, 78);
+  other.record_verdicts = true;
+  auto d = run_campaign(other, fused_and(test::PlantedBug::none));
+  ASSERT_TRUE(d.ok());
+  EXPECT_NE(d->records[0].name, a->records[0].name);
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("einfuzz-" + name + "-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "-" +
+                    std::to_string(reinterpret_cast<std::uintptr_t>(&name)));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(Campaign, StoresShrunkFindingsWithExpectAndOriginAndReportsThem) {
+  const auto dir = fresh_dir("corpus");
+  CampaignOptions o = counted(300, 5);
+  o.store = true;
+  o.corpus = dir / "found";
+  auto r = run_campaign(o, fused_and(test::PlantedBug::seeded_accumulator));
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->findings.empty());
+  EXPECT_GT(r->failures, 0u);
+  for (const Finding& f : r->findings) {
+    EXPECT_EQ(f.backend, "planted-seeded-accumulator");  // fused never fails
+    EXPECT_EQ(f.file.parent_path(), o.corpus);
+    EXPECT_EQ(f.file.filename().string(), case_file_name(f.shrunk));
+    EXPECT_EQ(f.reproduce, "build/einfuzz check --case '" + f.file.string() + "' --backend 'planted-seeded-accumulator'");
+    auto stored = read_case_file(f.file);
+    ASSERT_TRUE(stored.ok()) << render(stored.error());
+    EXPECT_EQ(write_case(*stored), write_case(f.shrunk));
+    ASSERT_TRUE(stored->expect_error.has_value());
+    std::set<std::string> keys;
+    for (const auto& [k, v] : stored->origin) keys.insert(k);
+    EXPECT_EQ(keys, (std::set<std::string>{"seed", "case", "generator", "backend", "verdict", "found"}));
+  }
+  const std::string json = campaign_report_json(*r, o);
+  EXPECT_NE(json.find("\"verdict\": \"" + r->findings[0].verdict + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"case_file\": \"" + r->findings[0].file.string() + "\""), std::string::npos);
+  EXPECT_NE(json.find("\"pass(bitwise)\""), std::string::npos);
+  const std::string junit = campaign_report_junit(*r);
+  EXPECT_NE(junit.find("<testcase classname=\"einfuzz.fuzz\" name=\"fused\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("name=\"planted-seeded-accumulator\""), std::string::npos);
+  EXPECT_EQ(junit.find("<failure"), junit.rfind("<failure"));  // one failing testcase: the planted one
+
+  // Replay: the stored cases pass on fused (their `expect` holds) and fail on the planted backend.
+  const std::vector<std::string> paths = {dir.string()};
+  auto files = collect_case_files(paths);
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), r->findings.size());
+  auto fused = make_fused_backend({});
+  auto planted_backend = test::make_planted_bug_backend(test::PlantedBug::seeded_accumulator);
+  Backend* on_fused[] = {fused.get()};
+  Backend* on_planted[] = {planted_backend.get()};
+  EXPECT_EQ(replay_cases(*files, on_fused, {}).failed, 0u);
+  EXPECT_EQ(replay_cases(*files, on_planted, {}).failed, files->size());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Replay, ChecksExpectAndReportsUnreadableCases) {
+  const auto dir = fresh_dir("replay");
+  std::filesystem::create_directories(dir / "nested");
+  Case good;
+  good.pattern = "i, i ->";
+  good.dtype = DType::f64;
+  good.inputs = {Tensor(Shape{2}, std::vector<double>{1, 2}), Tensor(Shape{2}, std::vector<double>{3, 4})};
+  good.expect_error = "";
+  Case wrong = good;
+  wrong.expect_error = "rankMismatch";
+  std::ofstream(dir / "good.case.json") << write_case(good);
+  std::ofstream(dir / "nested" / "wrong.case.json") << write_case(wrong);
+  std::ofstream(dir / "nested" / "broken.case.json") << "{\"format\": \"einfuzz-case/1\"";
+  std::ofstream(dir / "ignored.json") << "{}";
+  const std::vector<std::string> paths = {dir.string()};
+  auto files = collect_case_files(paths);
+  ASSERT_TRUE(files.ok());
+  ASSERT_EQ(files->size(), 3u);
+  auto fused = make_fused_backend({});
+  Backend* backends[] = {fused.get()};
+  const ReplayResult r = replay_cases(*files, backends, {});
+  EXPECT_EQ(r.failed, 2u);
+  std::size_t unreadable = 0, expect_failures = 0;
+  for (const ReplayEntry& e : r.entries) {
+    unreadable += e.unreadable.has_value();
+    expect_failures += e.expect_failure.has_value();
+  }
+  EXPECT_EQ(unreadable, 1u);
+  EXPECT_EQ(expect_failures, 1u);
+  EXPECT_NE(replay_report_junit(r).find("<failure"), std::string::npos);
+  EXPECT_NE(replay_report_json(r).find("\"failed\": 2"), std::string::npos);
+  const std::vector<std::string> missing = {(dir / "nope").string()};
+  auto none = collect_case_files(missing);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, Code::invalidArgument);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace einfuzz

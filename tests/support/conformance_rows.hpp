@@ -1,0 +1,74 @@
+// The conformance rows of SEMANTICS §11 as C++ tables (E01–E45, X01–X31, R01–R39, Y01–Y22), shared
+// by the reference/fused conformance tests and the third-party backend tests.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/core/dtype.hpp"
+#include "einfuzz/core/tensor.hpp"
+
+namespace einfuzz::test {
+
+/// §11.1: an einsum and its expected value (shapes in `--shapes` notation, values in values_text).
+struct EinsumValueRow {
+  const char* id;
+  const char* pattern;
+  const char* shapes;                 ///< --shapes notation
+  std::vector<const char*> values;    ///< one value list per operand
+  const char* out_shape;
+  const char* out_values;
+  DType dtype = DType::f64;
+};
+
+/// §11.2: an einsum the checker rejects, and the first failing check's code.
+struct EinsumErrorRow {
+  const char* id;
+  const char* pattern;
+  const char* shapes;
+  Code code;
+};
+
+using Lengths = std::vector<std::pair<std::string, std::int64_t>>;
+
+/// §11.3: a reduce and its expected value.
+struct ReduceValueRow {
+  const char* id;
+  const char* pattern;
+  const char* kind;
+  Lengths lengths;
+  Shape shape;
+  const char* values;
+  Shape out_shape;
+  const char* out_values;
+  DType dtype = DType::f64;
+};
+
+/// §11.4: a reduce the checker rejects, its code and (when pinned) a message fragment.
+struct ReduceErrorRow {
+  const char* id;
+  const char* pattern;
+  const char* kind;
+  Lengths lengths;
+  Shape shape;
+  Code code;
+  const char* message_fragment = "";
+  DType dtype = DType::f64;
+};
+
+const std::vector<EinsumValueRow>& einsum_value_rows();
+const std::vector<EinsumErrorRow>& einsum_error_rows();
+const std::vector<ReduceValueRow>& reduce_value_rows();
+const std::vector<ReduceErrorRow>& reduce_error_rows();
+
+// Test names and failure messages show the row id, not the bytes of the struct.
+void PrintTo(const EinsumValueRow& row, std::ostream* os);
+void PrintTo(const EinsumErrorRow& row, std::ostream* os);
+void PrintTo(const ReduceValueRow& row, std::ostream* os);
+void PrintTo(const ReduceErrorRow& row, std::ostream* os);
+
+}  // namespace einfuzz::test
