@@ -26,7 +26,8 @@ cmake -S "$src" -B "$build" "${generator[@]}" \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DEINFUZZ_BUILD_FUZZERS=ON -DEINFUZZ_LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
-  -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS=OFF -DEINFUZZ_BUILD_BENCH=OFF
+  -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS=OFF -DEINFUZZ_BUILD_BENCH=OFF \
+  -DEINFUZZ_WITH_TORCH=OFF  # no fuzz target runs torch; its module is the slowest file to compile
 cmake --build "$build" --target einfuzz_fuzzers -j "$jobs"
 
 # Seed corpora: every stored case file converted per target, plus the hand-made seeds.

@@ -1,6 +1,6 @@
 // libFuzzer target: reduce differential. Either every implementation rejects the case or none does;
 // reference and fused agree bit for bit (NaN as NaN); any-order backends that support reduce (the
-// shuffle backend, once it does) are judged by the multiset oracle, which must also admit the
+// shuffle backend) are judged by the multiset oracle, which must also admit the
 // ordered reference for sum, mean and prod.
 #include <cstdint>
 #include <memory>

@@ -277,7 +277,9 @@ TEST_P(StridedInputs, ViewsGiveTheDenseVerdicts) {
   };
   for (const auto& [what, c] : cases) {
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-      if (c.layouts[k]) ASSERT_TRUE(layout_storage(c.inputs[k], *c.layouts[k]).ok()) << what;
+      if (c.layouts[k]) {
+        ASSERT_TRUE(layout_storage(c.inputs[k], *c.layouts[k]).ok()) << what;
+      }
     }
     const Verdict v = run_on(c, *b);
     EXPECT_EQ(v.kind, VK::pass) << GetParam() << " " << what << ": " << explain(v);

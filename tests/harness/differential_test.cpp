@@ -1,6 +1,8 @@
 // Properties: fused == reference bitwise on generated einsums (zero-length axes, size-1
 // broadcasting, diagonals, ellipses, 1–6 operands, scalar outputs, every dtype, IEEE edge values);
-// relabelling axes changes nothing; generated cases survive the case format bit for bit.
+// relabelling axes changes nothing; generated cases survive the case format bit for bit; on
+// rc::Arbitrary<Case> (the campaign's generator, invalid cases included) the built-in backends never
+// fail the judge.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -9,6 +11,7 @@
 #include "einfuzz/harness/generate.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "einfuzz/reference/einsum.hpp"
+#include "support/arbitrary_case.hpp"
 #include "support/compare.hpp"
 
 namespace einfuzz {
@@ -63,6 +66,26 @@ RC_GTEST_PROP(Differential, GeneratedCasesRoundTripThroughTheCaseFormat, ()) {
   RC_ASSERT(write_case(*back) == text);
   RC_ASSERT(back->inputs.size() == c.inputs.size());
   for (std::size_t k = 0; k < c.inputs.size(); ++k) RC_ASSERT(bitwise_equal(back->inputs[k], c.inputs[k]));
+}
+
+// The run boundary on whole cases: reference, fused and shuffle agree on what is rejected (and
+// how), fused is bitwise, shuffle is inside the enclosure. RapidCheck shrinks a failure through the
+// generator's choices.
+RC_GTEST_PROP(Differential, BuiltinBackendsPassEveryArbitraryCase, (const Case& c)) {
+  RunOptions options;
+  options.shuffle_seed = *rc::gen::arbitrary<std::uint64_t>();
+  auto fused = make_builtin_backend("fused", options);
+  auto shuffle = make_builtin_backend("shuffle", options);
+  Backend* backends[] = {fused.get(), shuffle.get()};
+  const CaseOutcome out = run_case(c, backends, options);
+  RC_CLASSIFY(out.rejection.has_value(), "rejected");
+  RC_CLASSIFY(c.op == Op::reduce, "reduce");
+  for (const BackendOutcome& b : out.backends) {
+    if (is_failure(b.verdict.kind)) {
+      RC_FAIL(b.backend + ": " + b.verdict.label() + " (shuffle seed " +
+              std::to_string(options.shuffle_seed) + ")\ncase:\n" + write_case(c));
+    }
+  }
 }
 
 TEST(Differential, GeneratorIsDeterministic) {

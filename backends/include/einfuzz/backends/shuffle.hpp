@@ -19,7 +19,9 @@ struct ShuffleOptions {
 };
 
 /// The `shuffle` backend: einsum on f32/f64/i32/i64, any-order semantics, factoring (as declared
-/// by `options.factoring`), NaN profile `propagate`; reduce cases are `Unsupported`. An empty
+/// by `options.factoring`), NaN profile `propagate`. Reductions (every kind, bool included) fold each
+/// fibre in a random order: sum as a random tree, prod as a random association, mean as that sum
+/// then ÷n or ×(1/n), min/max with NaN propagating and either sign on a ±0 tie. An empty
 /// contraction gives +0 (0 for integers) on every path; integers wrap, so they are exact.
 /// Call n of `run` draws its choices from `Rng::mix(seed, n)`: the same seed and the same sequence
 /// of cases give the same results.
