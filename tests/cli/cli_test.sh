@@ -94,6 +94,23 @@ expect 2 "error[malformedCase]" -- check --case "$cases/does-not-exist.case.json
 printf '\x00\xff{{{' >"$tmp/garbage.case.json"
 expect 2 "error[malformedCase]" -- check --case "$tmp/garbage.case.json"
 
+# `einfuzz backends`: the judge and the built-ins are always there; torch, numpy and numpy-opt on a
+# machine set up by scripts/setup.sh (scripts/test.sh sets EINFUZZ_REQUIRE_ALL_BACKENDS=1).
+listed=(reference fused shuffle eigen xtensor)
+if [ "${EINFUZZ_REQUIRE_ALL_BACKENDS:-0}" = 1 ]; then listed+=(torch torch-path-right torch-path-outer numpy numpy-opt); fi
+"$bin" backends >"$tmp/backends" 2>&1 || { echo "FAIL: einfuzz backends -> exit $?"; failures=$((failures + 1)); }
+for name in "${listed[@]}"; do
+  if grep -q "^$name " "$tmp/backends"; then
+    echo "ok:   einfuzz backends lists $name"
+  else
+    echo "FAIL: einfuzz backends does not list $name"
+    sed 's/^/    /' "$tmp/backends"
+    failures=$((failures + 1))
+  fi
+done
+expect 0 '"name": "reference"' -- backends --json
+expect 2 "unknown backend 'nope'" -- backends --backend nope
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI test(s) failed"
   exit 1
