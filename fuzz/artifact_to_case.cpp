@@ -15,9 +15,10 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] ARTIFACT\n"
-    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern (or einsum | reduce | pattern)\n"
+    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff\n"
+    "          (or einsum | reduce | pattern | backends)\n"
     "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o).\n"
-    "  Replay it with: einfuzz check --case CASE --backend fused,shuffle\n";
+    "  Replay it with: einfuzz check --case CASE --backend fused,shuffle (fuzz_backends_diff: eigen,xtensor)\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n%s", message.c_str(), kUsage);
@@ -56,6 +57,9 @@ int main(int argc, char** argv) {
   } else if (target == "fuzz_pattern" || target == "pattern") {
     op = OpChoice::any;
     target = "fuzz_pattern";
+  } else if (target == "fuzz_backends_diff" || target == "backends") {
+    op = OpChoice::any;
+    target = "fuzz_backends_diff";
   } else {
     return usage_error("unknown --target '" + target + "'");
   }

@@ -2,7 +2,7 @@
 # Turns a libFuzzer crash artifact of a structured target into a readable case file (beside the
 # artifact, as <artifact>.case.json) and prints the command that replays it.
 # usage: scripts/fuzz-artifact-to-case.sh TARGET ARTIFACT [BUILD_DIR]
-#   TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern; BUILD_DIR: any build with fuzz/
+#   TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff; BUILD_DIR: any build with fuzz/
 #   (default: build-fuzz, else build).
 set -euo pipefail
 if [ $# -lt 2 ]; then

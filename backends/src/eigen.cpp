@@ -62,7 +62,10 @@ Arith<T>* arith(T* p) {
   return reinterpret_cast<Arith<T>*>(p);
 }
 
+/// The element count of `dims`. A zero-length dimension makes it 0 whatever the others are: the
+/// checker bounds only the count, so the lengths beside a 0 may multiply past int64.
 Index product(const std::vector<Index>& dims) {
+  if (std::find(dims.begin(), dims.end(), Index{0}) != dims.end()) return 0;
   return std::accumulate(dims.begin(), dims.end(), Index{1}, std::multiplies<>());
 }
 

@@ -294,6 +294,22 @@ TEST(EigenBackend, MisSizedContractionIsCaughtNotSilentlyWrong) {
   }
 }
 
+// Found by fuzz_backends_diff (its input is fuzz/seeds/fuzz_backends_diff/regression-eigen-zero-
+// length-product-overflow): an empty input whose other lengths multiply past int64. The checker
+// bounds only the element count (0); the eigen adapter's relayout multiplied the lengths (UBSan:
+// signed overflow). Replayed under UBSan by the dev preset.
+TEST(EigenBackend, EmptyInputWithHugeLengthsIsEmptyNotOverflow) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = "... b -> b ...";
+  c.reduction = "sum";
+  c.dtype = DType::i64;
+  c.inputs = {Tensor(DType::i64, Shape{97, 2350098854370846542, 32, 0, 127, 98})};
+  const std::unique_ptr<Backend> eigen = make_eigen_backend();
+  const Verdict v = run_on(c, *eigen);
+  EXPECT_TRUE(v.kind == VK::pass || v.kind == VK::pass_bitwise) << explain(v);
+}
+
 // ---------------------------------------------------------------------------------------------
 // xtensor: the observed min/max behaviour, as a model
 
