@@ -452,7 +452,7 @@ Rejected rejected(const Diagnostic& d) { return Rejected{std::string(code_name(d
 
 class EigenBackend final : public Backend {
  public:
-  EigenBackend() {
+  explicit EigenBackend(const Limits& limits) : limits_(limits) {
     caps_.ops = {Op::einsum, Op::reduce};
     caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
     caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
@@ -478,10 +478,10 @@ class EigenBackend final : public Backend {
   }
 
  private:
-  static BackendResult einsum(const Case& c) {
+  BackendResult einsum(const Case& c) const {
     std::vector<Shape> shapes;
     for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-    auto checked = check_einsum(c.pattern, shapes);
+    auto checked = check_einsum(c.pattern, shapes, limits_);
     if (!checked) return rejected(checked.error());
     if (c.dtype == DType::boolean) return Rejected{"unsupportedDtype", "einsum on bool"};
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
@@ -494,19 +494,21 @@ class EigenBackend final : public Backend {
     });
   }
 
-  static BackendResult reduce(const Case& c) {
+  BackendResult reduce(const Case& c) const {
     if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    auto checked =
+        check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits_);
     if (!checked) return rejected(checked.error());
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return run_reduce<decltype(tag)>(*checked, c.inputs[0]); });
   }
 
+  Limits limits_;
   Capabilities caps_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_eigen_backend() { return std::make_unique<EigenBackend>(); }
+std::unique_ptr<Backend> make_eigen_backend(const Limits& limits) { return std::make_unique<EigenBackend>(limits); }
 
 namespace detail {
 

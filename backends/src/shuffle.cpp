@@ -565,7 +565,7 @@ class ShuffleBackend final : public Backend {
     if (!is_float(c.dtype) && !is_integer(c.dtype)) return Unsupported{"shuffle: no einsum on bool"};
     std::vector<Shape> shapes;
     for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-    auto checked = check_einsum(c.pattern, shapes);
+    auto checked = check_einsum(c.pattern, shapes, options_.limits);
     if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
     Rng rng(Rng::mix(options_.seed, calls_++));
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
@@ -580,7 +580,8 @@ class ShuffleBackend final : public Backend {
 
   BackendResult reduce(const Case& c) {
     if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype,
+                                options_.limits);
     if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
     Rng rng(Rng::mix(options_.seed, calls_++));
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {

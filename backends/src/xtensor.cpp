@@ -251,7 +251,7 @@ Rejected rejected(const Diagnostic& d) { return Rejected{std::string(code_name(d
 
 class XtensorBackend final : public Backend {
  public:
-  XtensorBackend() {
+  explicit XtensorBackend(const Limits& limits) : limits_(limits) {
     caps_.ops = {Op::einsum, Op::reduce};
     caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
     caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
@@ -274,10 +274,10 @@ class XtensorBackend final : public Backend {
   }
 
  private:
-  static BackendResult einsum(const Case& c) {
+  BackendResult einsum(const Case& c) const {
     std::vector<Shape> shapes;
     for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-    auto checked = check_einsum(c.pattern, shapes);
+    auto checked = check_einsum(c.pattern, shapes, limits_);
     if (!checked) return rejected(checked.error());
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
       using T = decltype(tag);
@@ -289,18 +289,20 @@ class XtensorBackend final : public Backend {
     });
   }
 
-  static BackendResult reduce(const Case& c) {
+  BackendResult reduce(const Case& c) const {
     if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    auto checked =
+        check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits_);
     if (!checked) return rejected(checked.error());
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return run_reduce<decltype(tag)>(*checked, c.inputs[0]); });
   }
 
+  Limits limits_;
   Capabilities caps_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_xtensor_backend() { return std::make_unique<XtensorBackend>(); }
+std::unique_ptr<Backend> make_xtensor_backend(const Limits& limits) { return std::make_unique<XtensorBackend>(limits); }
 
 }  // namespace einfuzz

@@ -2,6 +2,10 @@
 #include "einfuzz/core/diagnostic.hpp"
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
+
+#include "einfuzz/core/harness_bug.hpp"
 
 namespace einfuzz {
 namespace {
@@ -70,6 +74,16 @@ std::string render(const Diagnostic& d) {
     out += '^';
   }
   return out;
+}
+
+}  // namespace einfuzz
+
+namespace einfuzz {
+
+void harness_bug(std::string_view what) noexcept {
+  std::fprintf(stderr, "einfuzz: harness bug: %.*s\n", static_cast<int>(what.size()), what.data());
+  std::fflush(stderr);
+  std::abort();
 }
 
 }  // namespace einfuzz

@@ -55,6 +55,7 @@ class Shared {
   std::atomic<std::uint64_t> cases{0};
   std::atomic<std::uint64_t> failures{0};
   std::atomic<std::uint64_t> unshrunk{0};
+  std::atomic<std::uint64_t> skipped{0};
   std::atomic<bool> stop{false};
 
   /// Takes one unit of the shrink budget of (backend, kind); false when it is spent.
@@ -178,6 +179,7 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     SeededChoices choices(Rng::mix(o.seed, i));
     const Case c = generate_case(choices, o.gen);
     const CaseOutcome outcome = run_case(c, backends, o.run);
+    if (outcome.skipped) ++shared.skipped;
     CaseRecord record;
     record.index = i;
     for (std::size_t b = 0; b < outcome.backends.size(); ++b) {
@@ -321,6 +323,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.seconds = elapsed;
   result.failures = shared.failures;
   result.unshrunk = shared.unshrunk;
+  result.skipped = shared.skipped;
   for (std::size_t b = 0; b < names.size(); ++b) {
     std::array<std::uint64_t, kVerdictKinds> row{};
     for (std::size_t k = 0; k < kVerdictKinds; ++k) row[k] = shared.count(b, static_cast<VerdictKind>(k));

@@ -74,6 +74,7 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
     out << findings << "\n";
   }
   out << "\n";
+  if (r.skipped) out << r.skipped << " cases over a harness limit were skipped (run on no backend)\n";
   if (r.failures == 0) {
     out << "nothing found\n";
     return;
@@ -98,6 +99,7 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["cases_per_second"] = r.cases_per_second();
   j["failures"] = r.failures;
   j["unshrunk_failures"] = r.unshrunk;
+  j["skipped_cases"] = r.skipped;
   j["backends"] = nlohmann::ordered_json::array();
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();

@@ -202,6 +202,17 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   for (const auto& b : *owned) backends.push_back(b.get());
 
   const CaseOutcome outcome = run_case(c, backends, cmd.run);
+  if (outcome.skipped && !(c.expect_error && !outcome.expect_failure)) {
+    // Over a harness limit: no backend ran, so there is no verdict to print (SEMANTICS §13.4).
+    if (cmd.json) {
+      out << nlohmann::json{{"status", "skipped"}, {"diagnostic", diagnostic_json(*outcome.skipped)}}.dump(2) << "\n";
+    } else {
+      err << "einfuzz check: skipped, the case is over a harness limit (not a verdict on any backend; "
+             "raise the limit to run it):\n"
+          << render(*outcome.skipped) << "\n";
+    }
+    return 2;
+  }
   // A bad case (the reference rejects it) is bad input unless the case file expected exactly that.
   const bool expected_rejection = outcome.rejection && c.expect_error && !outcome.expect_failure;
   const int status = outcome.failed() ? 1 : (outcome.rejection && !expected_rejection) ? 2 : 0;

@@ -56,7 +56,9 @@ ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::spa
     } else {
       e.expect = !c->expect_error ? "-" : c->expect_error->empty() ? "accept" : *c->expect_error;
       CaseOutcome outcome = run_case(*c, backends, options);
-      e.reference = outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code)) : "accepts";
+      e.reference = outcome.skipped     ? std::string("skipped (harness limit)")
+                    : outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code))
+                                        : "accepts";
       e.backends = std::move(outcome.backends);
       e.expect_failure = std::move(outcome.expect_failure);
       e.passed = !e.expect_failure &&

@@ -3,6 +3,8 @@
 
 #include <exception>
 
+#include "einfuzz/core/harness_bug.hpp"
+
 #include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/backends/xtensor.hpp"
@@ -92,6 +94,10 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
       if (r->code.empty() || r->code == expected) return make_verdict(VerdictKind::pass, "both reject: " + expected);
       return make_verdict(VerdictKind::reject_disagree, "reference rejects with " + expected + ", backend with " + r->code + ": " + r->message);
     }
+    // An adapter's own size limit is not a semantic rejection (SEMANTICS §13.4): nothing to judge.
+    if (r->code == code_name(Code::sizeLimitExceeded)) {
+      return make_verdict(VerdictKind::unsupported, "over the backend's own size limit: " + r->message);
+    }
     return make_verdict(VerdictKind::reject_disagree, "backend rejects an accepted case: " + r->message);
   }
   const Tensor& actual = std::get<Tensor>(result);
@@ -113,6 +119,18 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
   }
   if (!reference.multiset_reduce) reference.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
   return judge_any_order(*reference.multiset_reduce, actual, caps.nan_profile, options.strict_signed_zero);
+}
+
+/// judge_backend, with any exception it throws treated as the harness bug it is: print and abort.
+Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
+                       const RunOptions& options) {
+  try {
+    return judge_backend(reference, c, result, backend, options);
+  } catch (const std::exception& e) {
+    harness_bug(std::string("judging ") + std::string(backend.name()) + "'s result threw: " + e.what());
+  } catch (...) {
+    harness_bug("judging " + std::string(backend.name()) + "'s result threw a non-standard exception");
+  }
 }
 
 class FusedBackend final : public Backend {
@@ -150,9 +168,14 @@ std::unique_ptr<Backend> make_fused_backend(const RunOptions& options) {
 
 std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {
   if (name == "fused") return make_fused_backend(options);
-  if (name == "shuffle") return make_shuffle_backend(options.shuffle_seed);
-  if (name == "eigen") return make_eigen_backend();
-  if (name == "xtensor") return make_xtensor_backend();
+  if (name == "shuffle") {
+    ShuffleOptions shuffle;
+    shuffle.seed = options.shuffle_seed;
+    shuffle.limits = options.limits;
+    return make_shuffle_backend(shuffle);
+  }
+  if (name == "eigen") return make_eigen_backend(options.limits);
+  if (name == "xtensor") return make_xtensor_backend(options.limits);
   if (name == "torch") return make_torch_backend(TorchPath::automatic);
   if (name == "torch-path-right") return make_torch_backend(TorchPath::right_first);
   if (name == "torch-path-outer") return make_torch_backend(TorchPath::outer_first);
@@ -177,6 +200,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     out.checked = std::move(*checked);
   } else {
     out.rejection = checked.error();
+    if (out.rejection->code == Code::sizeLimitExceeded) out.skipped = out.rejection;
   }
   if (c.expect_error) {
     const std::string got = out.rejection ? std::string(code_name(out.rejection->code)) : std::string();
@@ -185,6 +209,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
                            " but the reference concludes " + (got.empty() ? "acceptance" : got);
     }
   }
+  if (out.skipped) return out;  // a harness limit decides nothing about any backend (SEMANTICS §13.4)
   for (Backend* backend : backends) {
     BackendOutcome outcome{std::string(backend->name()), {}};
     if (!backend->supports(c)) {
@@ -192,16 +217,21 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
       out.backends.push_back(std::move(outcome));
       continue;
     }
+    // Only the backend's own code runs inside this boundary: an exception from the judge or the
+    // oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
     const std::uint64_t before = checksum(c.inputs);
+    std::optional<BackendResult> result;
     try {
-      const BackendResult result = backend->run(c);
-      outcome.verdict = checksum(c.inputs) != before
-                            ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
-                            : judge_backend(out, c, result, *backend, options);
+      result.emplace(backend->run(c));
     } catch (const std::exception& e) {
       outcome.verdict = make_verdict(VerdictKind::crash, std::string("the backend threw: ") + e.what());
     } catch (...) {
       outcome.verdict = make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
+    }
+    if (result) {
+      outcome.verdict = checksum(c.inputs) != before
+                            ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
+                            : judge_or_abort(out, c, *result, *backend, options);
     }
     out.backends.push_back(std::move(outcome));
   }

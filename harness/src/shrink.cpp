@@ -336,7 +336,8 @@ ShrinkResult shrink_case(const Case& failing, Backend& backend, VerdictKind kind
       start,
       [&](const Case& candidate) {
         const CaseOutcome outcome = run_case(candidate, backends, run);
-        return outcome.backends.at(0).verdict.kind == kind;
+        // A candidate over a harness limit runs on no backend: it does not fail the same way.
+        return !outcome.backends.empty() && outcome.backends.front().verdict.kind == kind;
       },
       options);
 }

@@ -94,6 +94,17 @@ expect 2 "error[malformedCase]" -- check --case "$cases/does-not-exist.case.json
 printf '\x00\xff{{{' >"$tmp/garbage.case.json"
 expect 2 "error[malformedCase]" -- check --case "$tmp/garbage.case.json"
 
+# A case over a harness limit (SEMANTICS §13.4) is a verdict on nobody: exit 2 naming the limit,
+# never a backend's `reject-disagree`, whatever the backends (issue 10, item 4).
+expect 2 "max-materialised-elements" -- check 'a b, b c -> a c' --shapes 600x600,600x600 --backend fused,shuffle,eigen,xtensor
+expect 2 "skipped, the case is over a harness limit" -- check 'a b, b c -> a c' --shapes 600x600,600x600 --backend fused,shuffle,eigen,xtensor
+expect 2 '"status": "skipped"' -- check 'a b, b c -> a c' --shapes 4x4,4x4 --max-materialised-elements 100 --json --backend fused,shuffle,eigen,xtensor
+if [ "${EINFUZZ_REQUIRE_ALL_BACKENDS:-0}" = 1 ]; then
+  expect 2 "max-materialised-elements" -- check 'a b, b c -> a c' --shapes 600x600,600x600 --backend numpy,torch
+fi
+# Limits at the boundary: accepted by the reference and by every in-process backend alike.
+expect 0 "pass" -- check 'a b, b c -> a c' --shapes 4x4,4x4 --max-tensor-elements 16 --max-materialised-elements 192 --backend fused,shuffle,eigen,xtensor
+
 # `einfuzz backends`: the judge and the built-ins are always there; torch, numpy and numpy-opt on a
 # machine set up by scripts/setup.sh (scripts/test.sh sets EINFUZZ_REQUIRE_ALL_BACKENDS=1).
 listed=(reference fused shuffle eigen xtensor)

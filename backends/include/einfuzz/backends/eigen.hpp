@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/limits.hpp"
 #include "einfuzz/core/tensor.hpp"
 
 namespace einfuzz {
@@ -26,7 +27,8 @@ class EigenAssertionFailure : public std::logic_error {
 /// `minimum<PropagateNaN>`, `maximum<PropagateNaN>`, `any`, `all` over a rank-2 view of the
 /// shuffled input. Integers are computed in the unsigned type of the same width (wrapping).
 /// Any-order, factoring, NaN profile `propagate`; dtypes f32 f64 i32 i64 (+ bool for any/all).
-std::unique_ptr<Backend> make_eigen_backend();
+/// `limits` are the harness limits its checker applies (the run's, so raising them reaches it).
+std::unique_ptr<Backend> make_eigen_backend(const Limits& limits = {});
 
 namespace detail {
 

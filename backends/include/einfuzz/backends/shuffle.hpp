@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/limits.hpp"
 
 namespace einfuzz {
 
@@ -16,6 +17,7 @@ struct ShuffleOptions {
   bool factoring = true;   ///< pairwise contraction paths, labels summed inside one operand first
   bool fma = true;         ///< a product's last multiplication may be fused into the addition
   bool wider = true;       ///< f32 may be accumulated in f64, f64 in long double (rounded once)
+  Limits limits;           ///< the harness limits its checker applies (the run's)
 };
 
 /// The `shuffle` backend: einsum on f32/f64/i32/i64, any-order semantics, factoring (as declared

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/limits.hpp"
 
 namespace einfuzz {
 
@@ -20,6 +21,7 @@ namespace einfuzz {
 /// in the unsigned type of the same width (wrapping). Any-order; NaN profile declared `propagate`
 /// (what xtensor documents for amin/amax, numpy's); the observed fold differs and is a known
 /// divergence (corpus/divergences/README.md). Dtypes f32 f64 i32 i64 (+ bool for any/all).
-std::unique_ptr<Backend> make_xtensor_backend();
+/// `limits` are the harness limits its checker applies (the run's, so raising them reaches it).
+std::unique_ptr<Backend> make_xtensor_backend(const Limits& limits = {});
 
 }  // namespace einfuzz

@@ -79,6 +79,7 @@ struct CampaignResult {
   std::vector<Finding> findings;    ///< distinct signatures, ordered by case index
   std::uint64_t failures = 0;       ///< failing verdicts, before deduplication
   std::uint64_t unshrunk = 0;       ///< failing verdicts over the shrink limit
+  std::uint64_t skipped = 0;        ///< cases over a harness limit (SEMANTICS §13.4): run on no backend
   std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
 
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }

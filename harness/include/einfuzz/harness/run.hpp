@@ -46,6 +46,10 @@ struct BackendOutcome {
 
 struct CaseOutcome {
   std::optional<Diagnostic> rejection;  ///< the reference's diagnostic when the case is bad input
+  /// The case exceeds a harness limit (SEMANTICS §13.4, `sizeLimitExceeded`): a verdict on nobody.
+  /// No backend runs (`backends` stays empty); `check` exits 2 naming the limit, a campaign counts
+  /// the case as skipped. Also set in `rejection`.
+  std::optional<Diagnostic> skipped;
   std::optional<CheckedCase> checked;   ///< the checked case otherwise
   std::optional<Tensor> expected;       ///< the reference's ordered result otherwise
   /// The multiset oracle of a float einsum, computed when an any-order backend needs it.
@@ -62,6 +66,8 @@ struct CaseOutcome {
 
 /// Runs the reference, then each backend; judges with the ordered oracle (ORACLE.md) for `ordered`
 /// backends. A backend that throws is a `crash`, one that writes to its inputs `input-modified`.
+/// A case over a harness limit runs on no backend (`skipped`). Judging happens outside the
+/// boundary that catches backend exceptions: an exception in the oracle is a harness bug and aborts.
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options);
 
 /// The fused executor as a backend (ordered semantics).

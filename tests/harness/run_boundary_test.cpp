@@ -1,0 +1,144 @@
+// The run boundary (harness/src/run.cpp): only a backend's own code is caught and turned into a
+// verdict; a case over a harness limit runs on no backend; the run's limits reach every in-process
+// backend. (Issue 10, items 4 and 5.)
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "einfuzz/backends/eigen.hpp"
+#include "einfuzz/backends/shuffle.hpp"
+#include "einfuzz/backends/xtensor.hpp"
+#include "einfuzz/harness/run.hpp"
+
+// This binary replaces the global allocation functions so that a test can make exactly the next
+// allocation fail: the judge's first allocation after a backend returned. Everything else allocates
+// normally.
+namespace {
+std::atomic<int> g_fail_next_allocations{0};
+}
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+void* operator new(std::size_t n) {
+  if (g_fail_next_allocations.load() > 0 && g_fail_next_allocations.fetch_sub(1) > 0) throw std::bad_alloc();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
+
+namespace einfuzz {
+namespace {
+
+Case matmul_case(std::int64_t n) {
+  Case c;
+  c.op = Op::einsum;
+  c.pattern = "a b, b c -> a c";
+  c.dtype = DType::f64;
+  c.inputs.emplace_back(DType::f64, Shape{n, n});
+  c.inputs.emplace_back(DType::f64, Shape{n, n});
+  return c;
+}
+
+/// An any-order backend that answers with the right-shaped zero tensor, counting its calls; when
+/// `fail_judge` is set it makes the next allocation after it returns (the judge's) throw.
+class ZeroBackend final : public Backend {
+ public:
+  explicit ZeroBackend(bool fail_judge = false) : fail_judge_(fail_judge) {}
+  std::string_view name() const override { return "zero"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    ++calls;
+    BackendResult r = Tensor(c.dtype, Shape{c.inputs[0].shape()[0], c.inputs[1].shape()[1]});
+    if (fail_judge_) g_fail_next_allocations = 1;
+    return r;
+  }
+  int calls = 0;
+
+ private:
+  bool fail_judge_;
+  Capabilities caps_;
+};
+
+TEST(RunBoundary, ACaseOverAHarnessLimitRunsOnNoBackend) {
+  RunOptions options;
+  options.limits.max_materialised_elements = 100;  // 4·4·4 products × 3 tensors = 192 > 100
+  ZeroBackend backend;
+  Backend* backends[] = {&backend};
+  const CaseOutcome out = run_case(matmul_case(4), backends, options);
+  ASSERT_TRUE(out.skipped);
+  EXPECT_EQ(out.skipped->code, Code::sizeLimitExceeded);
+  EXPECT_NE(out.skipped->message.find("max-materialised-elements"), std::string::npos) << out.skipped->message;
+  EXPECT_TRUE(out.backends.empty());
+  EXPECT_EQ(backend.calls, 0);
+  EXPECT_FALSE(out.failed());
+}
+
+TEST(RunBoundary, ACaseWithinTheLimitRunsAndIsJudged) {
+  ZeroBackend backend;
+  Backend* backends[] = {&backend};
+  Case c = matmul_case(2);
+  const CaseOutcome out = run_case(c, backends, RunOptions{});
+  EXPECT_FALSE(out.skipped);
+  ASSERT_EQ(out.backends.size(), 1u);
+  EXPECT_EQ(backend.calls, 1);
+}
+
+// The run's limits reach every in-process backend: lowered, each one's checker applies them; and a
+// backend that rejects with its own size limit is not a semantic disagreement.
+TEST(RunBoundary, TheRunsLimitsReachEveryInProcessBackend) {
+  RunOptions options;
+  options.limits.max_materialised_elements = 100;
+  for (const char* name : {"fused", "shuffle", "eigen", "xtensor"}) {
+    const auto backend = make_builtin_backend(name, options);
+    ASSERT_TRUE(backend) << name;
+    const BackendResult r = backend->run(matmul_case(4));
+    const auto* rejected = std::get_if<Rejected>(&r);
+    ASSERT_TRUE(rejected) << name << " ignored the run's limits";
+    EXPECT_EQ(rejected->code, "sizeLimitExceeded") << name;
+  }
+  // With the reference's limit raised and the backend's left low, the case is not the backend's
+  // disagreement: its own size limit makes it `unsupported`.
+  const auto low = make_builtin_backend("eigen", options);
+  Backend* backends[] = {low.get()};
+  const CaseOutcome out = run_case(matmul_case(4), backends, RunOptions{});
+  ASSERT_EQ(out.backends.size(), 1u);
+  EXPECT_EQ(out.backends[0].verdict.kind, VerdictKind::unsupported) << out.backends[0].verdict.detail;
+}
+
+// An exception thrown while judging is a harness bug: it aborts, and is never the backend's `crash`.
+TEST(RunBoundaryDeathTest, AnExceptionInTheJudgeAbortsInsteadOfBlamingTheBackend) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        ZeroBackend backend(/*fail_judge=*/true);
+        Backend* backends[] = {&backend};
+        const CaseOutcome out = run_case(matmul_case(2), backends, RunOptions{});
+        // Reached only when the judge's exception was caught as the backend's fault.
+        std::fprintf(stderr, "verdict %s\n", out.backends.at(0).verdict.label().c_str());
+        std::exit(0);
+      },
+      "harness bug: judging zero's result threw");
+}
+
+// A backend that throws is still the backend's `crash`.
+TEST(RunBoundary, ABackendThatThrowsIsACrash) {
+  class Throwing final : public Backend {
+   public:
+    std::string_view name() const override { return "throwing"; }
+    const Capabilities& capabilities() const override { return caps_; }
+    BackendResult run(const Case&) override { throw std::runtime_error("boom"); }
+    Capabilities caps_;
+  } backend;
+  Backend* backends[] = {&backend};
+  const CaseOutcome out = run_case(matmul_case(2), backends, RunOptions{});
+  ASSERT_EQ(out.backends.size(), 1u);
+  EXPECT_EQ(out.backends[0].verdict.kind, VerdictKind::crash);
+  EXPECT_NE(out.backends[0].verdict.detail.find("boom"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace einfuzz
