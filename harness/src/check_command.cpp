@@ -151,6 +151,12 @@ Result<Prepared> prepare(const CheckCommand& cmd) {
   return p;
 }
 
+/// The JSON text of `j`; bytes that are not UTF-8 (a pattern or dtype argument, a backend's message)
+/// become U+FFFD instead of aborting the output.
+std::string json_text(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 nlohmann::json diagnostic_json(const Diagnostic& d) {
   nlohmann::json j = {{"code", code_name(d.code)}, {"message", d.message}};
   j["column"] = d.column == kNoColumn ? nlohmann::json(nullptr) : nlohmann::json(d.column);
@@ -182,7 +188,7 @@ std::string coords_text(const std::vector<std::int64_t>& c) {
 
 int print_bad_input(const CheckCommand& cmd, const Diagnostic& d, std::ostream& out, std::ostream& err) {
   if (cmd.json) {
-    out << nlohmann::json{{"status", "bad-input"}, {"diagnostic", diagnostic_json(d)}}.dump(2) << "\n";
+    out << json_text(nlohmann::json{{"status", "bad-input"}, {"diagnostic", diagnostic_json(d)}}) << "\n";
   } else {
     err << render(d) << "\n";
   }
@@ -205,7 +211,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   if (outcome.skipped && !(c.expect_error && !outcome.expect_failure)) {
     // Over a harness limit: no backend ran, so there is no verdict to print (SEMANTICS §13.4).
     if (cmd.json) {
-      out << nlohmann::json{{"status", "skipped"}, {"diagnostic", diagnostic_json(*outcome.skipped)}}.dump(2) << "\n";
+      out << json_text(nlohmann::json{{"status", "skipped"}, {"diagnostic", diagnostic_json(*outcome.skipped)}}) << "\n";
     } else {
       err << "einfuzz check: skipped, the case is over a harness limit (not a verdict on any backend; "
              "raise the limit to run it):\n"
@@ -228,7 +234,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
     for (const auto& b : outcome.backends) j["backends"].push_back(verdict_json(b));
     if (outcome.expect_failure) j["expect_failure"] = *outcome.expect_failure;
     j["reproduce"] = prepared->reproduce;
-    out << j.dump(2) << "\n";
+    out << json_text(j) << "\n";
     return status;
   }
 

@@ -105,6 +105,10 @@ fi
 # Limits at the boundary: accepted by the reference and by every in-process backend alike.
 expect 0 "pass" -- check 'a b, b c -> a c' --shapes 4x4,4x4 --max-tensor-elements 16 --max-materialised-elements 192 --backend fused,shuffle,eigen,xtensor
 
+# Bytes that are not UTF-8 in a pattern or a dtype argument: a diagnostic in valid JSON, never an abort.
+expect 2 '"status": "bad-input"' -- check $'a\xff -> a' --shapes 2 --json
+expect 2 '"status": "bad-input"' -- check 'a -> a' --shapes 2 --dtype $'f\xff' --json
+
 # `einfuzz backends`: the judge and the built-ins are always there; torch, numpy and numpy-opt on a
 # machine set up by scripts/setup.sh (scripts/test.sh sets EINFUZZ_REQUIRE_ALL_BACKENDS=1).
 listed=(reference fused shuffle eigen xtensor)

@@ -100,7 +100,7 @@ products); strided (accepts the layout extension's strided inputs).)");
                              {"factoring", r.factoring == "yes"}, {"strided_inputs", r.strided == "yes"},
                              {"status", r.status}});
               }
-              std::cout << nlohmann::json{{"backends", j}}.dump(2) << "\n";
+              std::cout << nlohmann::json{{"backends", j}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
               return 0;
             }
             const std::vector<std::string> head = {"backend", "ops", "dtypes", "reductions", "semantics",
