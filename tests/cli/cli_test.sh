@@ -105,6 +105,16 @@ fi
 # Limits at the boundary: accepted by the reference and by every in-process backend alike.
 expect 0 "pass" -- check 'a b, b c -> a c' --shapes 4x4,4x4 --max-tensor-elements 16 --max-materialised-elements 192 --backend fused,shuffle,eigen,xtensor
 
+# Misses and false alarms of issue 10. A backend that answers 0 for everything is caught on
+# `i ->` with [inf, Ω, Ω] although the overflow certificate fails (a finite result for a non-finite
+# class is never reachable, ORACLE §3).
+expect 1 "mismatch(special" -- check --case "$cases/inf_omega.case.json" --backend "cmd:python3 $cases/zero_backend.py"
+# numpy factors `, T ->` (inf · (0 + 1) = inf where the per-term class is NaN): path-dependent, not a
+# numpy failure.
+if [ "${EINFUZZ_REQUIRE_ALL_BACKENDS:-0}" = 1 ]; then
+  expect 0 "indeterminate(special-path-dependent)" -- check --case "$cases/factored_zero_inf.case.json" --backend numpy,numpy-opt,torch
+fi
+
 # Bytes that are not UTF-8 in a pattern or a dtype argument: a diagnostic in valid JSON, never an abort.
 expect 2 '"status": "bad-input"' -- check $'a\xff -> a' --shapes 2 --json
 expect 2 '"status": "bad-input"' -- check 'a -> a' --shapes 2 --dtype $'f\xff' --json
