@@ -42,8 +42,12 @@ struct LateFault {
 /// restarted before the next case after any fault. `run` never throws for anything the process
 /// does: exit or signal → Fault{crash}, silence past the timeout → Fault{timeout} (the process group
 /// is killed), malformed JSON, a wrong id, a non-UTF-8 line, a short or long payload, a shape over
-/// the limits, a line over `max_line_bytes` → Fault{protocol}. stderr is drained continuously into
-/// a bounded ring buffer, so a flooding backend can neither block nor exhaust the harness.
+/// the limits, a line over `max_line_bytes`, a second message already on the pipe → Fault{protocol}.
+/// Extra bytes that arrive only after an answer was returned are charged to that earlier request
+/// (late_faults()), and the case that finds them runs on a restarted process. A case the wire cannot
+/// carry (PROTOCOL A §2: supplied lengths that repeat a name, a reduce without exactly one input) is
+/// Unsupported and never sent. stderr is drained continuously into a bounded ring buffer, so a
+/// flooding backend can neither block nor exhaust the harness.
 class ProcessBackend final : public Backend {
  public:
   explicit ProcessBackend(ProcessOptions options);
