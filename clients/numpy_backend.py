@@ -135,7 +135,7 @@ def split_arrow(tokens):
 
 
 def check_einsum_pattern(pattern):
-    """Parse errors as einops would raise them; returns the number of distinct labels."""
+    """Parse errors as einops would raise them; returns (distinct labels, numpy can spell it)."""
     left, right = split_arrow(tokenize(pattern))
     operands = [[]]
     for t in left:
@@ -144,12 +144,16 @@ def check_einsum_pattern(pattern):
         else:
             operands[-1].append(t)
     labels = set()
-    for op in operands:
-        for item in parse_expression(op, True, True):
+    spellable = True
+    for items in [parse_expression(op, True, True) for op in operands] + [parse_expression(right, True, False)]:
+        for item in items:
             atoms = item[1] if item[0] == "group" else [item[1]]
             labels.update(a[1] for a in atoms if a[0] == "name")
-    parse_expression(right, True, False)
-    return len(labels)
+            # (a b), (), (...), unit and anonymous axes are not einsum axes; (a) and (a 1) are.
+            if (item[0] == "group" and (len(atoms) != 1 or atoms[0][0] == "...")) or \
+                    any(a[0] in ("anon", "unit") for a in atoms):
+                spellable = False
+    return len(labels), spellable
 
 
 # ------------------------------------------------------------------------------------------------
@@ -160,9 +164,11 @@ def run_einsum(request, arrays, optimize):
         raise Reject("unsupportedDtype: einsum on bool")
     subscripts = request.get("subscripts")
     if subscripts is None:
-        if check_einsum_pattern(request["pattern"]) > 52:
-            raise Unsupported("numpy.einsum has 52 letters; this pattern has more labels")
-        raise Reject("unsupportedEinsumAxis: einops einsum takes no groups, unit or anonymous axes")
+        labels, spellable = check_einsum_pattern(request["pattern"])
+        if not spellable:
+            raise Reject("unsupportedEinsumAxis: einops einsum takes no groups, unit or anonymous axes")
+        # More than 52 labels, counting one per summed ellipsis dimension (PROTOCOL A §2).
+        raise Unsupported("numpy.einsum has 52 letters; this pattern needs more labels (%d names)" % labels)
     inputs, output = subscripts.split("->")
     if "..." in inputs and "..." not in output:
         raise Unsupported("numpy.einsum rejects an input ellipsis absent from the output "
@@ -210,10 +216,9 @@ def run_reduce(request, arrays):
             if a[0] == "anon" or (a[0] == "name" and a[1] not in left_names):
                 raise Reject("axisMismatch: %r is not an input axis" % (a[1],))
 
+    # The harness never sends a repeated name (a JSON object could not carry it: PROTOCOL A §2).
     supplied = {}
-    for name, length in request.get("axis_lengths_pairs", []):
-        if name in supplied:
-            raise Reject("duplicateAxisLength: %r" % name)
+    for name, length in (request.get("axis_lengths") or {}).items():
         if name not in left_names:
             raise Reject("unusedAxisLength: %r" % name)
         supplied[name] = length
@@ -349,9 +354,10 @@ def hello(optimize):
             "reductions": list(REDUCTIONS),
             "semantics": "any-order",
             "nan_profile": "propagate",
-            # optimize=True contracts pairwise (tensordot), which factors sums out of products;
-            # optimize=False evaluates every term as a product.
-            "factoring": bool(optimize),
+            # Both factor sums out of products: optimize=True contracts pairwise (tensordot), and
+            # optimize=False's stride-0 sum-of-products kernels sum the other operand first:
+            # np.einsum(',j->', inf, [0., 1.]) is inf, not the per-term NaN (ORACLE §3).
+            "factoring": True,
             "notation": "numpy",
             "strided_inputs": True}
 
@@ -371,15 +377,12 @@ def serve(optimize):
         line = stdin.readline()
         if not line:
             return
-        # Keep duplicate axis_lengths names (a duplicateAxisLength case) as pairs.
-        request = json.loads(line, object_pairs_hook=lambda pairs: dict(pairs, __pairs__=pairs))
+        request = json.loads(line)
         if request.get("bye"):
             return
         if request.get("hello"):
             send(stdout, hello(optimize))
             continue
-        lengths = request.get("axis_lengths") or {}
-        request["axis_lengths_pairs"] = [(k, v) for k, v in lengths.get("__pairs__", []) if k != "__pairs__"]
         rid = request.get("id")
         try:
             arrays = read_inputs(stdin, request)

@@ -144,7 +144,9 @@ class PluginBackend final : public Backend {
     std::vector<einfuzz_axis_length> lengths;
     for (const auto& [axis, length] : c.axis_lengths) lengths.push_back({axis.c_str(), length});
     const std::string op(op_name(c.op));
-    const std::optional<std::string> subscripts = c.op == Op::einsum ? numpy_subscripts(c.pattern) : std::nullopt;
+    std::vector<Shape> shapes;
+    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    const std::optional<std::string> subscripts = c.op == Op::einsum ? numpy_subscripts(c.pattern, shapes) : std::nullopt;
     const std::string reduction = c.reduction.value_or("");
 
     einfuzz_request request{};

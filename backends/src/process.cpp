@@ -20,6 +20,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 #include <span>
 #include <thread>
 #include <vector>
@@ -208,12 +209,48 @@ bool is_valid_utf8(std::string_view s) noexcept {
   return true;
 }
 
-std::optional<std::string> numpy_subscripts(std::string_view pattern) {
+namespace {
+
+/// numpy_subscripts with and without shapes (`spell_summed_ellipsis` false: every `...` kept).
+std::optional<std::string> spell_subscripts(std::string_view pattern, std::span<const Shape> shapes,
+                                            bool spell_summed_ellipsis) {
   auto parsed = parse_einsum(pattern);
   if (!parsed) return std::nullopt;
+  const auto has_ellipsis = [](const Expression& e) {
+    return std::any_of(e.items.begin(), e.items.end(), [](const Item& item) {
+      return std::any_of(item.atoms.begin(), item.atoms.end(),
+                         [](const Atom& a) { return a.kind == Atom::Kind::ellipsis; });
+    });
+  };
+  // SEMANTICS §3 sums an input ellipsis the output omits; numpy rejects `...` there. Then each
+  // ellipsis slot E0..E(R-1) becomes a label of its own, right-aligned as §3 aligns them. That
+  // needs every operand's ellipsis rank; when the shapes do not give one (wrong operand count, a
+  // rank below the named items) `...` is kept and the backend rejects the case as the checker does.
+  std::vector<std::int64_t> ellipsis_rank(parsed->operands.size(), 0);
+  std::int64_t common_rank = 0;
+  bool slots = false;
+  if (spell_summed_ellipsis && !has_ellipsis(parsed->output) && shapes.size() == parsed->operands.size()) {
+    slots = true;
+    for (std::size_t k = 0; k < parsed->operands.size(); ++k) {
+      const Expression& e = parsed->operands[k];
+      if (!has_ellipsis(e)) continue;
+      ellipsis_rank[k] = static_cast<std::int64_t>(shapes[k].size()) - static_cast<std::int64_t>(e.items.size() - 1);
+      if (ellipsis_rank[k] < 0) slots = false;
+      common_rank = std::max(common_rank, ellipsis_rank[k]);
+    }
+  }
+  // Keys of the label table: names as written; ellipsis slot i as "...i" (no name contains '.').
   std::map<std::string, std::size_t> labels;
   bool representable = true;
-  const auto spell = [&](const Expression& e) {
+  const auto label = [&](const std::string& key, std::string& out) {
+    const auto [it, inserted] = labels.emplace(key, labels.size());
+    if (it->second >= 52) {
+      representable = false;
+    } else {
+      out += letter(it->second);
+    }
+  };
+  const auto spell = [&](const Expression& e, std::int64_t rank) {
     std::string out;
     for (const Item& item : e.items) {
       if (item.atoms.size() != 1 || (item.group && item.atoms[0].kind == Atom::Kind::ellipsis)) {
@@ -222,14 +259,13 @@ std::optional<std::string> numpy_subscripts(std::string_view pattern) {
       }
       const Atom& atom = item.atoms[0];
       if (atom.kind == Atom::Kind::ellipsis) {
-        out += "...";
-      } else if (atom.kind == Atom::Kind::name) {
-        const auto [it, inserted] = labels.emplace(atom.name, labels.size());
-        if (it->second >= 52) {
-          representable = false;
-        } else {
-          out += letter(it->second);
+        if (!slots) {
+          out += "...";
+          continue;
         }
+        for (std::int64_t i = common_rank - rank; i < common_rank; ++i) label("..." + std::to_string(i), out);
+      } else if (atom.kind == Atom::Kind::name) {
+        label(atom.name, out);
       } else {
         representable = false;  // unit or anonymous axis
       }
@@ -239,11 +275,19 @@ std::optional<std::string> numpy_subscripts(std::string_view pattern) {
   std::string out;
   for (std::size_t k = 0; k < parsed->operands.size(); ++k) {
     if (k) out += ',';
-    out += spell(parsed->operands[k]);
+    out += spell(parsed->operands[k], ellipsis_rank[k]);
   }
-  out += "->" + spell(parsed->output);
+  out += "->" + spell(parsed->output, 0);
   if (!representable) return std::nullopt;
   return out;
+}
+
+}  // namespace
+
+std::optional<std::string> numpy_subscripts(std::string_view pattern) { return spell_subscripts(pattern, {}, false); }
+
+std::optional<std::string> numpy_subscripts(std::string_view pattern, std::span<const Shape> shapes) {
+  return spell_subscripts(pattern, shapes, true);
 }
 
 struct ProcessBackend::Impl {
@@ -268,6 +312,11 @@ struct ProcessBackend::Impl {
   std::string out_buf;  // stdout bytes received but not consumed yet
   StderrRing err_ring;
   std::int64_t next_id = 1;
+  std::int64_t first_id = 1;      // the first request id this process was sent
+  std::int64_t last_id = 0;       // the last request answered (its response complete), 0: none
+  std::string last_pattern;       // that request's pattern, for the evidence of a late fault
+  bool stale_answer = false;      // the fault just returned is a response to an earlier request
+  std::vector<LateFault> late;
 
   // -------------------------------------------------------------------------------------------
   // Process lifetime
@@ -425,6 +474,7 @@ struct ProcessBackend::Impl {
   /// Starts the process and exchanges the hello; the fault (and no process) when either fails.
   std::optional<Fault> start() {
     if (starts++ > 0) ++restarts;
+    first_id = next_id;
     if (auto f = spawn()) {
       start_failure = f;
       return f;
@@ -526,8 +576,10 @@ struct ProcessBackend::Impl {
         // Bytes already here beyond the message are a long payload (or an unsolicited message).
         drain_stdout_now();
         if (!out_buf.empty()) {
-          return protocol_fault(std::string(in.payload ? "long payload" : "extra output") + ": " +
-                                std::to_string(out_buf.size()) + " bytes after the complete message, starting \"" +
+          const std::size_t nl = out_buf.find('\n');
+          const bool message = nl != std::string::npos && Json::accept(std::string_view(out_buf).substr(0, nl));
+          return protocol_fault(std::string(message ? "a second message" : in.payload ? "long payload" : "extra output") +
+                                ": " + std::to_string(out_buf.size()) + " bytes after the complete message, starting \"" +
                                 printable(out_buf, 60) + "\"");
         }
         return std::nullopt;
@@ -735,7 +787,9 @@ struct ProcessBackend::Impl {
     std::string s = "{\"id\":" + std::to_string(id) + ",\"op\":" + json_quote(op_name(c.op)) +
                     ",\"pattern\":" + json_quote(c.pattern);
     if (c.op == Op::einsum) {
-      const auto sub = numpy_subscripts(c.pattern);
+      std::vector<Shape> shapes;
+      for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+      const auto sub = numpy_subscripts(c.pattern, shapes);
       s += ",\"subscripts\":" + (sub ? json_quote(*sub) : std::string("null"));
     } else {
       s += ",\"reduction\":" + (c.reduction ? json_quote(*c.reduction) : std::string("null"));
@@ -761,18 +815,62 @@ struct ProcessBackend::Impl {
     return s + "]}\n";
   }
 
+  /// Why PROTOCOL A §2 cannot describe the case to a backend, or nullopt: such a case is not sent.
+  static std::optional<std::string> not_describable(const Case& c) {
+    if (c.op != Op::reduce) return std::nullopt;
+    if (c.inputs.size() != 1) {
+      return "a reduce request carries exactly one input and this case has " + std::to_string(c.inputs.size()) +
+             " (PROTOCOL A §2: not sent)";
+    }
+    std::set<std::string_view> names;
+    for (const auto& [axis, length] : c.axis_lengths) {
+      if (!names.insert(axis).second) {
+        return "the supplied axis lengths repeat the name " + json_quote(printable(axis)) +
+               ": a JSON object keeps one of them, so the backend could never see the repetition "
+               "(PROTOCOL A §2: not sent)";
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// Records a fault that belongs to request `request` although it surfaced later (the bytes
+  /// arrived after that request's response was complete), and kills the process.
+  void late_fault(std::int64_t request, const std::string& what) {
+    const Fault f = protocol_fault(what);
+    late.push_back(LateFault{request, request == last_id ? last_pattern : std::string(), f});
+  }
+
   BackendResult run(const Case& c) {
+    if (auto why = not_describable(c)) return Unsupported{*why};
     if (pid <= 0) {
       if (auto f = start()) return *f;
     }
     drain_stderr();
-    // Leftover stdout from the previous exchange means the stream is out of step.
+    // Bytes already waiting came after the previous response was complete: a stream fault of that
+    // request (it sent more than one answer), not of this case, which runs on a fresh process.
     drain_stdout_now();
     if (!out_buf.empty()) {
-      return protocol_fault(std::to_string(out_buf.size()) +
-                            " unsolicited bytes on stdout before the request (a long payload or an extra message "
-                            "after the previous response), starting \"" + printable(out_buf, 60) + "\"");
+      const bool answered = last_id >= first_id;  // else nothing but the hello was exchanged
+      late_fault(answered ? last_id : 0,
+                 std::to_string(out_buf.size()) + " bytes on stdout after the complete " +
+                     (answered ? "response to request " + std::to_string(last_id) : std::string("hello")) +
+                     " (a second message or a long payload), starting \"" + printable(out_buf, 60) + "\"");
+      if (auto f = start()) return *f;
     }
+    BackendResult r = exchange_case(c);
+    if (stale_answer) {
+      // A response to an earlier request (its second answer) arrived in place of this one: that
+      // request's fault, recorded as such; this case is asked again of a fresh process, once.
+      stale_answer = false;
+      if (auto f = start()) return *f;
+      r = exchange_case(c);
+      stale_answer = false;
+    }
+    return r;
+  }
+
+  /// Sends one case on the running process and reads its answer.
+  BackendResult exchange_case(const Case& c) {
     const std::int64_t id = next_id++;
     // Strided views for backends that accept them; a layout that does not fit (e.g. after
     // shrinking changed the shape) is dropped and the input sent dense.
@@ -795,6 +893,15 @@ struct ProcessBackend::Impl {
       const Json& j = *msg.line;
       if (!j.is_object()) return protocol_fault("the response is not a JSON object: \"" + printable(j.dump()) + "\"");
       const auto idit = j.find("id");
+      if (idit != j.end() && idit->is_number_integer() && idit->get<std::int64_t>() < id &&
+          idit->get<std::int64_t>() >= first_id) {
+        // The id of a request this process has already answered: a second answer to it.
+        const std::int64_t earlier = idit->get<std::int64_t>();
+        stale_answer = true;
+        late_fault(earlier, "a second response to request " + std::to_string(earlier) + " arrived while request " +
+                                std::to_string(id) + " waited for its answer: \"" + printable(j.dump(), 120) + "\"");
+        return late.back().fault;
+      }
       if (idit == j.end() || !idit->is_number_integer() || idit->get<std::int64_t>() != id) {
         return protocol_fault("wrong id: expected " + std::to_string(id) + ", got " +
                               (idit == j.end() ? std::string("none") : printable(idit->dump())));
@@ -841,6 +948,8 @@ struct ProcessBackend::Impl {
       return std::nullopt;
     };
     if (auto f = exchange(chunks, options.timeout_seconds, "case", in, on_line)) return *f;
+    last_id = id;
+    last_pattern = c.pattern;
     if (answer) return *answer;
     return std::move(*output);
   }
@@ -880,6 +989,7 @@ const std::optional<Fault>& ProcessBackend::start_failure() const { return impl_
 int ProcessBackend::restarts() const { return impl_->restarts; }
 const std::string& ProcessBackend::notation() const { return impl_->notation; }
 int ProcessBackend::pid() const { return impl_->pid; }
+const std::vector<LateFault>& ProcessBackend::late_faults() const { return impl_->late; }
 
 std::unique_ptr<ProcessBackend> make_process_backend(ProcessOptions options) {
   return std::make_unique<ProcessBackend>(std::move(options));

@@ -17,6 +17,7 @@
 
 #include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/xtensor.hpp"
+#include "einfuzz/backends/xtensor_divergence.hpp"
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/choice.hpp"
@@ -313,93 +314,9 @@ TEST(EigenBackend, EmptyInputWithHugeLengthsIsEmptyNotOverflow) {
 // ---------------------------------------------------------------------------------------------
 // xtensor: the observed min/max behaviour, as a model
 
-/// Calls fn(offset) for each row-major coordinate of `axes` (elementary axis indices) with the
-/// input offset `base + Σ coord·stride`.
-template <class Fn>
-void for_each_offset(const std::vector<int>& axes, const std::vector<std::int64_t>& lengths,
-                     const std::vector<std::int64_t>& stride, std::int64_t base, Fn&& fn) {
-  std::vector<std::int64_t> c(axes.size(), 0);
-  for (int a : axes) {
-    if (lengths[static_cast<std::size_t>(a)] == 0) return;
-  }
-  for (;;) {
-    std::int64_t off = base;
-    for (std::size_t i = 0; i < axes.size(); ++i) off += c[i] * stride[static_cast<std::size_t>(axes[i])];
-    fn(off);
-    std::size_t i = axes.size();
-    for (;;) {
-      if (i == 0) return;
-      --i;
-      if (++c[i] < lengths[static_cast<std::size_t>(axes[i])]) break;
-      c[i] = 0;
-    }
-  }
-}
-
-/// What xtensor 0.24's lazy amax/amin compute (xreducer_stepper::aggregate_impl): each run along
-/// the innermost reduced axis is folded from lowest() (max() for min) with
-/// f(acc, v) = select(acc > v, acc, v) (acc < v for min); outer reduced axes merge their sub-results
-/// left to right with the same f, without an initial value; nothing reduced gives f(init, x). So a
-/// NaN survives only as the fibre's last value, a later tie wins, and -inf (max) gives lowest().
-template <class T>
-class XtensorExtremeModel {
- public:
-  XtensorExtremeModel(const CheckedReduce& r, std::span<const T> x) : r_(r), x_(x), stride_(r.axes.size()) {
-    for (const ElementaryAxis& a : r.axes) lengths_.push_back(a.length);
-    std::int64_t step = 1;
-    for (std::size_t i = r.axes.size(); i-- > 0;) {
-      stride_[i] = step;
-      step *= lengths_[i];
-    }
-  }
-
-  Tensor evaluate() const {
-    std::vector<int> kept;
-    for (const auto& g : r_.output_groups) kept.insert(kept.end(), g.begin(), g.end());
-    Tensor out(dtype_of_v<T>, r_.output_shape);
-    auto o = out.values<T>();
-    std::size_t q = 0;
-    for_each_offset(kept, lengths_, stride_, 0, [&](std::int64_t base) {
-      o[q++] = r_.reduced.empty() ? f(init(), x_[static_cast<std::size_t>(base)]) : aggregate(0, base);
-    });
-    return out;
-  }
-
- private:
-  T init() const { return r_.kind == Reduction::max ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max(); }
-  T f(T acc, T v) const { return (r_.kind == Reduction::max ? acc > v : acc < v) ? acc : v; }
-
-  T aggregate(std::size_t level, std::int64_t base) const {
-    const auto axis = static_cast<std::size_t>(r_.reduced[level]);
-    const std::int64_t n = lengths_[axis];
-    if (level + 1 == r_.reduced.size()) {
-      T acc = init();
-      for (std::int64_t i = 0; i < n; ++i) acc = f(acc, x_[static_cast<std::size_t>(base + i * stride_[axis])]);
-      return acc;
-    }
-    T acc = aggregate(level + 1, base);
-    for (std::int64_t i = 1; i < n; ++i) acc = f(acc, aggregate(level + 1, base + i * stride_[axis]));
-    return acc;
-  }
-
-  const CheckedReduce& r_;
-  std::span<const T> x_;
-  std::vector<std::int64_t> lengths_;
-  std::vector<std::int64_t> stride_;
-};
-
-/// xtensor's result equals the model (bitwise, NaN as NaN) on this min/max case.
-bool xtensor_matches_extreme_model(const Case& c, const Tensor& actual) {
-  auto checked = check_reduce(c.pattern, *c.reduction, c.inputs[0].shape(), c.axis_lengths, c.dtype);
-  if (!checked) return false;
-  if (c.dtype == DType::f32) {
-    return test::bitwise_same(XtensorExtremeModel<float>(*checked, c.inputs[0].values<float>()).evaluate(), actual);
-  }
-  if (c.dtype == DType::f64) {
-    return test::bitwise_same(XtensorExtremeModel<double>(*checked, c.inputs[0].values<double>()).evaluate(), actual);
-  }
-  return false;
-}
+/// xtensor's result equals the recorded fold (bitwise, NaN as NaN) on this min/max case: the
+/// predicate fuzz/fuzz_backends_diff.cpp shares (backends/xtensor_divergence.hpp).
+bool xtensor_matches_extreme_model(const Case& c, const Tensor& actual) { return is_xtensor_extreme_divergence(c, actual); }
 
 Tensor run_direct(Backend& b, const Case& c) {
   BackendResult r = b.run(c);
@@ -466,6 +383,54 @@ TEST(StoredDivergences, ReproduceWithTheirRecordedVerdict) {
     ++seen;
   }
   EXPECT_GE(seen, 1);
+}
+
+// The shared predicate (issue 10, item 9): it recognises each stored xtensor divergence as xtensor
+// computes it, and nothing else: not a different wrong min/max (a value that is no fibre element,
+// NaN where the fold has a number, a number where it has NaN), not the propagate answer (Eigen's,
+// which its declared-capabilities test demonstrates), not another reduction or op.
+TEST(XtensorDivergence, ThePredicateRecognisesTheRecordedFoldAndNothingElse) {
+  auto xtensor = make_xtensor_backend();
+  auto eigen = make_eigen_backend();
+  const std::filesystem::path dir = std::filesystem::path(EINFUZZ_SOURCE_DIR) / "corpus" / "divergences";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().string().find(".case.json") == std::string::npos) continue;
+    auto c = read_case_file(entry.path());
+    ASSERT_TRUE(c.ok()) << render(c.error());
+    if (origin_field(*c, "backend") != "xtensor") continue;
+    SCOPED_TRACE(entry.path().filename().string());
+    ++seen;
+    const Tensor got = run_direct(*xtensor, *c);
+    EXPECT_TRUE(is_failure(run_on(*c, *xtensor).kind)) << "the recorded verdict is a failure";
+    ASSERT_TRUE(is_xtensor_extreme_divergence(*c, got)) << "the stored divergence, as xtensor computes it";
+    const Tensor propagate = run_direct(*eigen, *c);
+    EXPECT_EQ(run_on(*c, *eigen).kind, VK::pass);
+    EXPECT_FALSE(is_xtensor_extreme_divergence(*c, propagate)) << "the correct answer";
+    for (std::int64_t i = 0; i < got.size(); ++i) {
+      Tensor wrong = got;
+      visit_dtype(c->dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_floating_point_v<T>) {
+          T* w = wrong.values<T>().data() + i;
+          T beyond = 1;  // finite, larger in magnitude than every input: no fibre element
+          for (T v : c->inputs[0].values<T>()) {
+            if (std::isfinite(v)) beyond = std::max(beyond, 2 * std::abs(v));
+          }
+          *w = std::isnan(*w) ? beyond : std::numeric_limits<T>::quiet_NaN();
+          EXPECT_FALSE(is_xtensor_extreme_divergence(*c, wrong)) << "element " << i << " made NaN/non-NaN";
+          *w = beyond;
+          EXPECT_FALSE(is_xtensor_extreme_divergence(*c, wrong)) << "element " << i << " no fibre element";
+        }
+      });
+    }
+    Case other = *c;
+    other.reduction = "sum";
+    EXPECT_FALSE(is_xtensor_extreme_divergence(other, got));
+    other.op = Op::einsum;
+    EXPECT_FALSE(is_xtensor_extreme_divergence(other, got));
+  }
+  EXPECT_GE(seen, 1) << "stored xtensor divergences";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -116,6 +116,8 @@ INSTANTIATE_TEST_SUITE_P(
         FaultRow{"short-exit", VK::crash, "short payload: 12 of 24 announced bytes"},
         FaultRow{"shape-bytes", VK::crash, "short payload: 24 of 32 announced bytes"},
         FaultRow{"long", VK::crash, "long payload: 8 bytes after the complete message"},
+        // Two answers on the pipe together: the request that caused it is charged, the next runs.
+        FaultRow{"double-one-write", VK::crash, "a second message: 64 bytes after the complete message"},
         FaultRow{"garbage", VK::crash, "protocol violation: malformed JSON"},
         FaultRow{"not-object", VK::crash, "not a JSON object"},
         FaultRow{"bad-status", VK::crash, "unknown status \"maybe\""},
@@ -218,6 +220,123 @@ TEST(ProtocolA, SubscriptsRenameLabelsInFirstAppearanceOrder) {
   many.clear();
   for (int i = 0; i < 52; ++i) many += "x" + std::to_string(i) + " ";
   EXPECT_EQ(numpy_subscripts(many + "-> x51 x0")->substr(52), "->Za");
+}
+
+std::optional<std::string> subscripts(std::string_view pattern, std::vector<Shape> shapes) {
+  return numpy_subscripts(pattern, shapes);
+}
+
+// An ellipsis the output omits is summed (SEMANTICS §3) and numpy rejects `...->` there: each
+// ellipsis dimension becomes a label, right-aligned over the operands (issue 10, item 3).
+TEST(ProtocolA, SubscriptsSpellASummedEllipsisAsLabels) {
+  // The output keeps the ellipsis: numpy's rule agrees, `...` is kept whatever the shapes.
+  EXPECT_EQ(subscripts("... i -> ...", {{2, 3}}), "...a->...");
+  EXPECT_EQ(subscripts("o i, ... i -> ... o", {{2, 3}, {2, 3}}), "ab,...b->...a");
+  EXPECT_EQ(subscripts("... i, ... i -> ... i", {{2, 1, 2}, {3, 2}}), "...a,...a->...a");
+  // Summed: one label per ellipsis dimension, in first-appearance order with the names.
+  EXPECT_EQ(subscripts("... ->", {{2, 3}}), "ab->");
+  EXPECT_EQ(subscripts("... i -> i", {{2, 3}}), "ab->b");
+  EXPECT_EQ(subscripts("i ... -> i", {{4, 2, 3}}), "abc->a");
+  // Different ellipsis ranks, right-aligned: operand 0's one slot is operand 1's second (SEMANTICS
+  // §5's example, G = [E1, i, E0, j]).
+  EXPECT_EQ(subscripts("... i, ... j -> i j", {{3, 1}, {2, 3, 1}}), "ab,cad->bd");
+  // Broadcasting a length-1 slot against the other operand's: the same label on both.
+  EXPECT_EQ(subscripts("..., ... ->", {{1, 5}, {4, 5}}), "ab,ab->");
+  EXPECT_EQ(subscripts("..., ... ->", {{5}, {4, 5}}), "a,ba->");
+  // An operand without an ellipsis, one whose ellipsis is empty, and rank 0.
+  EXPECT_EQ(subscripts("i, ... i -> i", {{3}, {2, 3}}), "a,ba->a");
+  EXPECT_EQ(subscripts("... i -> i", {{3}}), "a->a");
+  EXPECT_EQ(subscripts("... ->", {{}}), "->");
+  EXPECT_EQ(subscripts(", ... ->", {{}, {2}}), ",a->");
+  // No ellipsis rank to align (rank below the named items, wrong operand count): `...` is kept
+  // and the backend rejects the case, as the checker does.
+  EXPECT_EQ(subscripts("a b ... -> a", {{2}}), "ab...->a");
+  EXPECT_EQ(subscripts("... i -> i", {}), "...a->a");
+  EXPECT_EQ(numpy_subscripts("... i -> i"), "...a->a");  // without shapes (torch sums it itself)
+  // Slots count towards the 52 labels.
+  std::string names;
+  for (int i = 0; i < 50; ++i) names += "x" + std::to_string(i) + " ";
+  EXPECT_EQ(subscripts(names + "... ->", {Shape(52, 1)})->size(), 54u);
+  EXPECT_EQ(subscripts(names + "... ->", {Shape(53, 1)}), std::nullopt);
+}
+
+// A second answer that reaches the harness only after the first was returned (issue 10, item 12):
+// never charged to the next case, which runs clean on a restarted process; the fault is recorded
+// against the request it followed.
+TEST(ProtocolA, ASecondAnswerArrivingLateIsChargedToItsRequestNotTheNextCase) {
+  ProcessBackend backend(faulty_options("double-late"));
+  ASSERT_FALSE(backend.start_failure()) << backend.start_failure()->evidence;
+  EXPECT_EQ(run_on(passthrough(), backend).kind, VK::pass);  // request 1
+  // Request 2: its answer is complete and correct when read; the copy comes with request 3.
+  EXPECT_EQ(run_on(boom(), backend).kind, VK::pass);
+  const Verdict next = run_on(passthrough(), backend);
+  EXPECT_EQ(next.kind, VK::pass) << next.label() << ": " << next.detail;
+  ASSERT_EQ(backend.late_faults().size(), 1u);
+  const LateFault& late = backend.late_faults()[0];
+  EXPECT_EQ(late.request, 2);
+  EXPECT_EQ(late.pattern, "boom -> boom");
+  EXPECT_EQ(late.fault.kind, FaultKind::protocol);
+  EXPECT_TRUE(contains(late.fault.evidence, "a second response to request 2")) << late.fault.evidence;
+  EXPECT_EQ(backend.restarts(), 1);
+  EXPECT_EQ(run_on(passthrough(), backend).kind, VK::pass);
+}
+
+// Two answers written one after the other: the second is seen either right after the first (the
+// boom case is charged) or before the next request (recorded against the boom request); which one
+// depends on scheduling, but the next case is never charged and exactly one fault is recorded.
+TEST(ProtocolA, TwoAnswersToOneRequestNeverChargeTheNextCase) {
+  for (int round = 0; round < 5; ++round) {
+    ProcessBackend backend(faulty_options("double"));
+    ASSERT_FALSE(backend.start_failure()) << backend.start_failure()->evidence;
+    const Verdict a = run_on(boom(), backend);
+    const Verdict b = run_on(passthrough(), backend);
+    EXPECT_EQ(b.kind, VK::pass) << b.label() << ": " << b.detail;
+    if (a.kind == VK::pass) {
+      ASSERT_EQ(backend.late_faults().size(), 1u);
+      EXPECT_EQ(backend.late_faults()[0].request, 1);
+      EXPECT_EQ(backend.late_faults()[0].pattern, "boom -> boom");
+    } else {
+      EXPECT_EQ(a.kind, VK::crash);
+      EXPECT_TRUE(contains(a.detail, "a second message")) << a.detail;
+      EXPECT_TRUE(backend.late_faults().empty());
+    }
+    EXPECT_EQ(backend.restarts(), 1);
+  }
+}
+
+// PROTOCOL A §2: a case the wire cannot describe is not sent (issue 10, item 2). The trap backend
+// declares reduce and exits on any reduce request, so a restart would show that one was sent.
+TEST(ProtocolA, CasesTheWireCannotCarryAreUnsupportedAndNeverSent) {
+  ProcessBackend backend(faulty_options("reduce-trap"));
+  ASSERT_FALSE(backend.start_failure()) << backend.start_failure()->evidence;
+  ASSERT_EQ(backend.capabilities().ops, (std::vector<Op>{Op::einsum, Op::reduce}));
+  const int pid = backend.pid();
+  Case repeated;
+  repeated.op = Op::reduce;
+  repeated.pattern = "(a b) -> a";
+  repeated.reduction = "sum";
+  repeated.axis_lengths = {{"b", 2}, {"b", 2}};
+  repeated.inputs.emplace_back(Shape{4}, std::vector<double>{1, 2, 3, 4});
+  const Verdict v = run_on(repeated, backend);
+  EXPECT_EQ(v.kind, VK::unsupported) << v.label() << ": " << v.detail;
+  EXPECT_TRUE(contains(v.detail, "repeat the name \"b\"")) << v.detail;
+
+  Case two_inputs = repeated;
+  two_inputs.axis_lengths = {{"b", 2}};
+  two_inputs.inputs.push_back(two_inputs.inputs[0]);
+  const BackendResult r = backend.run(two_inputs);
+  ASSERT_TRUE(std::holds_alternative<Unsupported>(r));
+  EXPECT_TRUE(contains(std::get<Unsupported>(r).message, "exactly one input and this case has 2"))
+      << std::get<Unsupported>(r).message;
+
+  // Nothing reached the process: it is the same one, and the next case runs on it.
+  EXPECT_EQ(run_on(passthrough(), backend).kind, VK::pass);
+  EXPECT_EQ(backend.pid(), pid);
+  EXPECT_EQ(backend.restarts(), 0);
+  // The trap is real: a describable reduce is sent, and the backend dies of it.
+  Case describable = two_inputs;
+  describable.inputs.pop_back();
+  EXPECT_EQ(run_on(describable, backend).kind, VK::crash);
 }
 
 TEST(ProtocolA, Utf8Validation) {

@@ -134,11 +134,14 @@ void set(std::map<std::string, VK>& rows, VK verdict, std::initializer_list<cons
   for (const char* id : ids) rows[id] = verdict;
 }
 
-std::map<std::string, VK> numpy_rows(bool optimize) {
+std::map<std::string, VK> numpy_rows() {
   std::map<std::string, VK> r;
-  // numpy.einsum rejects an input ellipsis absent from the output (the semantics sum it, §10.1);
-  // the client says so instead of disagreeing (X24 is rejected by the reference as rankMismatch).
-  set(r, VK::unsupported, {"E24", "E26", "E32", "X24"});
+  // An input ellipsis absent from the output (summed, §10.1; an error in numpy) reaches numpy as
+  // one label per ellipsis dimension (PROTOCOL A §2), so E24, E26 and E32 pass. X24's ranks give no
+  // ellipsis rank: `...` is kept, which the client declares outside numpy (the reference rejects it).
+  set(r, VK::unsupported, {"X24"});
+  // Supplied lengths that repeat a name cannot be written as a JSON object: not sent (PROTOCOL A §2).
+  set(r, VK::unsupported, {"Y18"});
   // mean of an empty fibre is NaN in numpy; any/all reduce any dtype by truthiness (§10.2).
   set(r, VK::unsupported, {"Y01", "Y21"});
   // numpy keeps -0.0 in a passthrough (E33) and takes the later of ±0 ties for max and min (R20,
@@ -146,8 +149,9 @@ std::map<std::string, VK> numpy_rows(bool optimize) {
   set(r, VK::note_signed_zero, {"E33", "R20", "R23", "R24", "R27"});
   // 1e308·10·0.1 without a certificate of no overflow (ORACLE §4).
   set(r, VK::indeterminate, {"E37", "E38", "R29"});
-  // optimize=True contracts pairwise: inf·0 is path-dependent for a factoring backend (ORACLE §3).
-  if (optimize) set(r, VK::indeterminate, {"E35"});
+  // inf·0 is path-dependent for a factoring backend (ORACLE §3); numpy factors with and without
+  // optimize (declared_capabilities_test.cpp shows it).
+  set(r, VK::indeterminate, {"E35"});
   set(r, VK::pass_bitwise, {"R11", "R12", "R14", "R15"});
   return r;
 }
@@ -168,7 +172,8 @@ std::map<std::string, VK> plugin_rows() {
   // rows and patterns that do not parse (no subscripts) are outside it.
   for (const auto& row : test::reduce_value_rows()) r[row.id] = VK::unsupported;
   for (const auto& row : test::reduce_error_rows()) r[row.id] = VK::unsupported;
-  set(r, VK::unsupported, {"E24", "E25", "E26", "E27", "E28", "E29", "E32", "X24"});
+  // A summed ellipsis arrives as labels (E24, E26, E32 computed); a kept `...` is unsupported.
+  set(r, VK::unsupported, {"E25", "E27", "E28", "E29", "X24"});
   set(r, VK::unsupported, {"X01", "X02", "X03", "X04", "X05", "X06", "X07", "X08", "X09", "X10", "X11",
                            "X12", "X13", "X14", "X15", "X18", "X19", "X20", "X21", "X22"});
   set(r, VK::indeterminate, {"E37", "E38"});
@@ -177,8 +182,8 @@ std::map<std::string, VK> plugin_rows() {
 
 const Exceptions& exceptions() {
   static const Exceptions table = {
-      {"numpy", numpy_rows(false)},
-      {"numpy-opt", numpy_rows(true)},
+      {"numpy", numpy_rows()},
+      {"numpy-opt", numpy_rows()},
       {"torch", torch_rows()},
       {"torch-path-right", torch_rows()},
       {"torch-path-outer", torch_rows()},
@@ -244,6 +249,23 @@ INSTANTIATE_TEST_SUITE_P(Conformance, Rows, ::testing::ValuesIn(kBackends), [](c
   for (char& c : s) c = c == '-' ? '_' : c;
   return s;
 });
+
+// ---------------------------------------------------------------------------------------------
+// A summed ellipsis end to end (issue 10, item 3): numpy rejects `...->`, so the request spells the
+// ellipsis dimensions as labels; with different ellipsis ranks and a broadcast slot it passes.
+
+TEST(SummedEllipsis, NumpyComputesItFromTheLabelledSubscripts) {
+  Case c;
+  c.pattern = "... i, ... i -> i";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 1, 2}, "1,2,3,4"),
+              test::tensor_from_text(DType::f64, {3, 2}, "1,1,2,2,3,3")};
+  for (const char* name : {"numpy", "numpy-opt", "plugin"}) {
+    Backend* b = shared(name);
+    if (!b) GTEST_SKIP() << skip_reason(name);
+    const Verdict v = run_on(c, *b);
+    EXPECT_EQ(v.kind, VK::pass) << name << ": " << explain(v);
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Strided inputs (the layout extension): transposed, sliced with steps, broadcast, reversed views

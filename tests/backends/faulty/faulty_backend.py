@@ -3,7 +3,8 @@
 
 Usage: faulty_backend.py MODE. It answers every case correctly as a passthrough (`i -> i` on f64:
 the output is the input), except a case whose pattern uses the label `boom`, where it does what
-MODE says. Needs only python3 (no numpy).
+MODE says. Mode `reduce-trap` declares reduce and exits (status 9) on any reduce request. Needs
+only python3 (no numpy).
 """
 
 import json
@@ -40,6 +41,7 @@ def elements(shape):
 
 
 hello_mode = MODE.startswith("hello-")
+pending = b""  # double-late: the second answer to the previous request, sent with the next one
 while True:
     line = stdin.readline()
     if not line:
@@ -60,12 +62,24 @@ while True:
             continue
         if MODE == "slow-hello":
             time.sleep(0.3)
-        send_line({"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]})
+        hello = {"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]}
+        if MODE == "reduce-trap":
+            hello.update(ops=["einsum", "reduce"], reductions=["sum", "max"])
+        send_line(hello)
         continue
+    if MODE == "reduce-trap" and msg.get("op") == "reduce":
+        # It declares reduce but must never be sent one (the cases it is given cannot be carried).
+        sys.stderr.write("faulty: received a reduce request: %s\n" % line.decode().strip())
+        sys.stderr.flush()
+        sys.exit(9)
     payloads = [read_exact(elements(i["shape"]) * 8) for i in msg["inputs"]]
     rid = msg["id"]
     shape = msg["inputs"][0]["shape"] if msg["inputs"] else []
     body = payloads[0] if payloads else b""
+    if pending:
+        stdout.write(pending)
+        stdout.flush()
+        pending = b""
     if "boom" not in msg["pattern"]:
         send_line({"id": rid, "status": "ok", "shape": shape})
         stdout.write(body)
@@ -141,6 +155,24 @@ while True:
     elif MODE == "deep-json":
         stdout.write(b"[" * 100000 + b"\n")
         stdout.flush()
+    elif MODE == "double":
+        # Two complete answers to one request, each written (and flushed) as the others are.
+        for _ in range(2):
+            send_line({"id": rid, "status": "ok", "shape": shape})
+            stdout.write(body)
+            stdout.flush()
+    elif MODE == "double-one-write":
+        # The same, in one write: both answers are on the pipe before the first is read.
+        one = json.dumps({"id": rid, "status": "ok", "shape": shape}).encode() + b"\n" + body
+        stdout.write(one + one)
+        stdout.flush()
+    elif MODE == "double-late":
+        # The second answer is written only once the next request has arrived, so it can only be
+        # seen in the place of that request's answer.
+        one = json.dumps({"id": rid, "status": "ok", "shape": shape}).encode() + b"\n" + body
+        stdout.write(one)
+        stdout.flush()
+        pending = one
     elif MODE == "error":
         send_line({"id": rid, "status": "error", "message": "faulty rejects", "code": "rankMismatch"})
     else:

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/limits.hpp"
@@ -25,12 +28,26 @@ struct ProcessOptions {
   std::size_t stderr_lines = 8;                   ///< stderr lines quoted in a fault's evidence
 };
 
+/// A stream fault that belongs to an earlier request than the one that found it: the backend sent
+/// more after that request's response was complete (a second answer, extra bytes), and the bytes
+/// arrived only after its answer had been returned. The case that found it is not charged: it
+/// runs on a restarted process.
+struct LateFault {
+  std::int64_t request = 0;  ///< the request id the extra bytes followed (or answered)
+  std::string pattern;       ///< that request's pattern when it is the last one answered, else empty
+  Fault fault;               ///< kind `protocol`, with the evidence
+};
+
 /// A PROTOCOL A backend. The process is started (and the hello exchanged) on construction and
 /// restarted before the next case after any fault. `run` never throws for anything the process
 /// does: exit or signal → Fault{crash}, silence past the timeout → Fault{timeout} (the process group
 /// is killed), malformed JSON, a wrong id, a non-UTF-8 line, a short or long payload, a shape over
-/// the limits, a line over `max_line_bytes` → Fault{protocol}. stderr is drained continuously into
-/// a bounded ring buffer, so a flooding backend can neither block nor exhaust the harness.
+/// the limits, a line over `max_line_bytes`, a second message already on the pipe → Fault{protocol}.
+/// Extra bytes that arrive only after an answer was returned are charged to that earlier request
+/// (late_faults()), and the case that finds them runs on a restarted process. A case the wire cannot
+/// carry (PROTOCOL A §2: supplied lengths that repeat a name, a reduce without exactly one input) is
+/// Unsupported and never sent. stderr is drained continuously into a bounded ring buffer, so a
+/// flooding backend can neither block nor exhaust the harness.
 class ProcessBackend final : public Backend {
  public:
   explicit ProcessBackend(ProcessOptions options);
@@ -52,6 +69,8 @@ class ProcessBackend final : public Backend {
   const std::string& notation() const;
   /// Process id of the running backend (its process group), or -1.
   int pid() const;
+  /// Stream faults found after the answer of the request they belong to had been returned.
+  const std::vector<LateFault>& late_faults() const;
 
  private:
   struct Impl;
@@ -60,10 +79,17 @@ class ProcessBackend final : public Backend {
 
 std::unique_ptr<ProcessBackend> make_process_backend(ProcessOptions options);
 
-/// The einsum `pattern` in numpy notation (PROTOCOL A §2): labels renamed to `a..zA..Z` in
-/// first-appearance order over the operands then the output, `...` kept, output explicit,
-/// `(a)` and `(a 1)` written as `a`. nullopt when the pattern does not parse, has more than 52
-/// labels, or uses a construct numpy cannot spell (groups, unit or anonymous axes).
+/// The einsum `pattern` in numpy notation (PROTOCOL A §2), as sent in a request's `subscripts`:
+/// labels renamed to `a..zA..Z` in first-appearance order over the operands then the output,
+/// output explicit, `(a)` and `(a 1)` written as `a`. `...` is kept where numpy's rule agrees with
+/// SEMANTICS §3 (the output has an ellipsis); an input ellipsis the output omits (summed in the
+/// semantics, an error in numpy) is spelled as one label per ellipsis dimension, right-aligned over
+/// the operands' `shapes` as §3 aligns them (`...` kept when the shapes give no ellipsis rank).
+/// nullopt when the pattern does not parse, needs more than 52 labels, or uses a construct numpy
+/// cannot spell (groups, unit or anonymous axes).
+std::optional<std::string> numpy_subscripts(std::string_view pattern, std::span<const Shape> shapes);
+/// The same without shapes: every ellipsis kept as `...` (for a library that sums an omitted
+/// ellipsis itself, as torch does).
 std::optional<std::string> numpy_subscripts(std::string_view pattern);
 
 /// True when `bytes` is well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF).
