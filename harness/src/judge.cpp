@@ -306,13 +306,15 @@ ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t
   if (t == nullptr) return e;  // min/max: the fibre's extreme is exact, no bound
   e.reachable = reachable_set(*t, factoring);
   e.bound = t->bound;
-  e.bound_text = t->bounded ? exact_text(t->scaled_bound, t->divisor) : "unbounded (N'·u >= 1)";
-  if (t->terms != 0 && (t->nan_input || t->value_class == ValueClass::nan)) {
-    e.exact = "NaN";
-  } else if (t->terms != 0 && t->value_class != ValueClass::finite) {
-    e.exact = t->value_class == ValueClass::pos_inf ? "+Inf" : "-Inf";
+  const bool special = t->terms != 0 && (t->nan_input || t->value_class != ValueClass::finite);
+  if (special) {  // judged by its class (§3): no enclosure applies
+    e.exact = t->nan_input || t->value_class == ValueClass::nan ? "NaN"
+              : t->value_class == ValueClass::pos_inf          ? "+Inf"
+                                                               : "-Inf";
+    e.bound_text = "none (special class)";
   } else {
     e.exact = exact_text(t->exact, t->divisor);
+    e.bound_text = t->bounded ? exact_text(t->scaled_bound, t->divisor) : "unbounded (N'·u >= 1)";
   }
   const T r = actual.values<T>()[static_cast<std::size_t>(i)];
   if (std::isfinite(r) && t->value_class == ValueClass::finite && !t->nan_input) {

@@ -34,11 +34,14 @@ class OverflowCertificate {
 
   bool below_omega(const Dyadic& x) {
     if (x.is_zero()) return true;
+    return below_omega(x, x.round<double>(Rounding::up), x.round<double>(Rounding::down));
+  }
+
+  /// The same, with x rounded up and down to doubles already (`x_up` may be +inf).
+  bool below_omega(const Dyadic& x, double x_up, double x_down) {
     constexpr double inf = std::numeric_limits<double>::infinity();
-    const double hi = x.round<double>(Rounding::up);
-    if (std::nextafter(hi * growth_hi_, inf) < omega_double_) return true;
-    const double lo = x.round<double>(Rounding::down);
-    if (std::nextafter(lo * growth_lo_, 0.0) >= omega_double_) return false;
+    if (std::nextafter(x_up * growth_hi_, inf) < omega_double_) return true;
+    if (std::nextafter(x_down * growth_lo_, 0.0) >= omega_double_) return false;
     if (n_ > kExactLimit) return false;
     if (!growth_) growth_ = one_plus_u_pow_exact(digits_, n_);
     return compare(x * *growth_, omega_) < 0;

@@ -172,6 +172,7 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
     };
     const bool single = finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide;
     Dyadic abs_exact, magnitude_exact;  // S(o) and M(o), exact
+    double magnitude_down = 0;          // M(o) rounded down (t.magnitude: up)
     if (single) {
       // One term at most (passthrough, diagonals, outer products): no accumulator, no GMP rounding.
       const detail::ExactTerm term = finite_terms.empty() ? detail::ExactTerm{0, 0} : finite_terms.front();
@@ -179,6 +180,9 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
       t.exact = Dyadic::of_u128(term.m, term.e, term.negative);
       abs_exact = Dyadic::of_u128(term.m, term.e, false);
       magnitude_exact = Dyadic::of_u128(grow.m, grow.e, false);
+      t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
+      t.magnitude = round_binary<double>(grow.m, grow.e, false, Rounding::up);
+      magnitude_down = round_binary<double>(grow.m, grow.e, false, Rounding::down);
     } else {
       long base = 0, bits = 0;
       window(finite_terms, base, bits);
@@ -202,9 +206,10 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
       t.exact = sum.value();
       abs_exact = abs_sum.value();
       magnitude_exact = magnitude.value();
+      t.abs_sum = abs_exact.round<double>(Rounding::up);
+      t.magnitude = magnitude_exact.round<double>(Rounding::up);
+      magnitude_down = magnitude_exact.round<double>(Rounding::down);
     }
-    t.abs_sum = abs_exact.round<double>(Rounding::up);
-    t.magnitude = magnitude_exact.round<double>(Rounding::up);
     t.mixed_inf = pos_inf && neg_inf;
     t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
                     : pos_inf                 ? ValueClass::pos_inf
@@ -212,7 +217,7 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
                                               : ValueClass::finite;
     // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
     // (every term the product of its own factors, then summed) even when M >= Ω.
-    t.no_overflow = sum_certificate.below_omega(magnitude_exact);
+    t.no_overflow = magnitude_exact.is_zero() || sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
     if (t.no_overflow) {
       t.no_overflow_nonfactoring = true;
     } else {
@@ -224,7 +229,9 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
     // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
     // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
     t.bounded = !std::isinf(gamma);
-    if (t.bounded) {
+    if (t.bounded && gamma == 0) {  // the passthrough: exact
+      t.bound = 0;
+    } else if (t.bounded) {
       t.scaled_bound = Dyadic::of(gamma) * abs_exact;
       if (k >= 2) t.scaled_bound = t.scaled_bound + underflow_scale * magnitude_exact;
       t.bound = t.scaled_bound.round<double>(Rounding::up);
