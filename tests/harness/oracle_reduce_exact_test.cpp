@@ -207,7 +207,7 @@ void expect_reduce_exact(Rng& rng, const char* kind, std::int64_t& fibres) {
 }
 
 TEST(OracleExact, MultisetReduceEqualsMpfrOnRandomFibres) {
-  constexpr int kCases = 3000;
+  constexpr int kCases = 6000;
   std::int64_t fibres = 0;
   for (int i = 0; i < kCases; ++i) {
     Rng rng(Rng::mix(20261201, static_cast<std::uint64_t>(i)));

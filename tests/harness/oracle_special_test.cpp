@@ -5,12 +5,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iostream>
 #include <limits>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "einfuzz/backends/shuffle.hpp"
+#include "einfuzz/core/choice.hpp"
 #include "harness/oracle_support.hpp"
 #include "support/faulty_backends.hpp"
 
@@ -180,6 +182,41 @@ TEST(OracleCertificates, SharperCertificateKeepsTheBoundFiniteWhenMOverflowsADou
   Case single = einsum_case("i, ->", DType::f64, {{{1}, "0"}, {{}, "0x1p-1"}});
   single.inputs[0].values<double>()[0] = kOmega;
   EXPECT_FALSE(einsum_truth(single).elements[0].no_overflow_nonfactoring);  // P = Ω, (1+u)^1 > 1
+}
+
+TEST(OracleCertificates, SharperCertificateDecidesMoreElementsForNonFactoringBackends) {
+  // "i j, j -> i" with factors in [2^125, 2^127) in one operand and ±[1/4, 1) in the other: M = Σ|a|
+  // often passes Ω while the terms |a·b| and their sum S often do not. The same
+  // non-factoring shuffle result, judged by both rule sets: never a failure, never more
+  // indeterminate elements without factoring, and strictly fewer in all.
+  std::int64_t with_factoring = 0, without = 0, elements = 0;
+  for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+    Rng rng(seed);
+    const std::int64_t rows = 3, terms = rng.between(2, 6);
+    std::vector<float> a(static_cast<std::size_t>(rows * terms)), b(static_cast<std::size_t>(terms));
+    for (float& x : a) x = std::ldexp(1.0f + static_cast<float>(rng.below(1 << 20)) * 0x1p-20f, 126 - static_cast<int>(rng.below(2)));
+    for (float& x : b) x = (rng.chance(1, 2) ? 1.0f : -1.0f) * std::ldexp(1.0f + static_cast<float>(rng.below(1 << 20)) * 0x1p-20f, -2 + static_cast<int>(rng.below(2)));
+    Case c;
+    c.pattern = "i j, j -> i";
+    c.dtype = DType::f32;
+    c.inputs = {Tensor(Shape{rows, terms}, a), Tensor(Shape{terms}, b)};
+    ShuffleOptions options;
+    options.seed = seed;
+    options.factoring = false;
+    const Tensor result = std::get<Tensor>(make_shuffle_backend(options)->run(c));
+    const auto truth = einsum_truth(c);
+    const Verdict on = judge_any_order(truth, result, {true, false});
+    const Verdict off = judge_any_order(truth, result, {false, false});
+    EXPECT_FALSE(is_failure(on.kind)) << on.label() << "\n" << write_case(c);
+    EXPECT_FALSE(is_failure(off.kind)) << off.label() << "\n" << write_case(c);
+    EXPECT_LE(off.indeterminate, on.indeterminate) << write_case(c);
+    with_factoring += on.indeterminate;
+    without += off.indeterminate;
+    elements += rows;
+  }
+  EXPECT_LT(without, with_factoring);
+  std::cout << "[ oracle   ] near-Ω rows: " << with_factoring << " of " << elements
+            << " elements indeterminate under the factoring rules, " << without << " without factoring\n";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -381,6 +381,30 @@ void expect_exact(const Case& c) {
     if (mpfr_cmp_d(hi.get(), omega) < 0) {
       EXPECT_TRUE(t.no_overflow) << where;
     }
+    // The sharper certificate for non-factoring backends (§2): max_j P_j·(1+u)^(k−1) < Ω and
+    // S·(1+u)^N' < Ω, checked with the same 256-bit outward bounds.
+    {
+      Mp max_p(term_bits), p_lo(256), p_hi(256), s_lo(256), s_hi(256), k_lo(256), k_hi(256);
+      mpfr_set_ui(max_p.get(), 0, MPFR_RNDN);
+      for (Mp& g : grows) {
+        if (mpfr_cmp(g.get(), max_p.get()) > 0) mpfr_set(max_p.get(), g.get(), MPFR_RNDN);
+      }
+      mpfr_pow_ui(k_lo.get(), tmp.get(), static_cast<unsigned long>(k - 1), MPFR_RNDD);
+      mpfr_pow_ui(k_hi.get(), tmp.get(), static_cast<unsigned long>(k - 1 + 16), MPFR_RNDU);
+      mpfr_mul(p_lo.get(), max_p.get(), k_lo.get(), MPFR_RNDD);
+      mpfr_mul(p_hi.get(), max_p.get(), k_hi.get(), MPFR_RNDU);
+      mpfr_mul(s_lo.get(), abs_sum.get(), growth_lo.get(), MPFR_RNDD);
+      mpfr_mul(s_hi.get(), abs_sum.get(), growth_hi.get(), MPFR_RNDU);
+      if (mpfr_cmp_d(p_lo.get(), omega) >= 0 || mpfr_cmp_d(s_lo.get(), omega) >= 0) {
+        EXPECT_FALSE(t.no_overflow_nonfactoring) << where;
+      }
+      if (mpfr_cmp_d(p_hi.get(), omega) < 0 && mpfr_cmp_d(s_hi.get(), omega) < 0) {
+        EXPECT_TRUE(t.no_overflow_nonfactoring) << where;
+      }
+      if (t.no_overflow) {
+        EXPECT_TRUE(t.no_overflow_nonfactoring) << where;
+      }
+    }
     if (cls == ValueClass::finite && !std::isinf(t.bound)) {
       // B = γ_N'·S + (k−1)·η·(1+u)^N'·M, γ_N' = N'u / (1 − N'u); computed downwards.
       Mp gamma(256), bound(256), under(256);
