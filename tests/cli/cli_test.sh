@@ -111,9 +111,10 @@ done
 expect 0 '"name": "reference"' -- backends --json
 expect 2 "unknown backend 'nope'" -- backends --backend nope
 
-# Any-order evidence (ORACLE.md §3, §6): a protocol backend that returns a scalar 0 for every case,
-# on `i ->` with [inf, Ω, Ω]. No evaluation order is finite there: mismatch(special), exit 1, with
-# the exact value, the reachable set and the bound printed exactly.
+# Any-order evidence (ORACLE.md §3, §5, §6): a protocol backend (NaN profile `ignore`) that returns a
+# scalar 0 for every case. On `i ->` with [inf, Ω, Ω] no evaluation order is finite: mismatch(special),
+# exit 1, with the reachable set; elsewhere the exact value and the bound are printed exactly, and a
+# min under `ignore` shows the value that profile requires.
 cat >"$tmp/zero_backend.py" <<'PY'
 import json, struct, sys
 for line in sys.stdin.buffer:
@@ -121,7 +122,8 @@ for line in sys.stdin.buffer:
     if msg.get("bye"):
         break
     if msg.get("hello"):
-        print(json.dumps({"protocol": "einfuzz-backend/1", "name": "zero", "dtypes": ["f64"]}), flush=True)
+        print(json.dumps({"protocol": "einfuzz-backend/1", "name": "zero", "dtypes": ["f64"], "ops": ["einsum", "reduce"],
+                          "reductions": ["min"], "nan_profile": "ignore"}), flush=True)
         continue
     for i in msg["inputs"]:
         n = 1
@@ -142,8 +144,13 @@ cat >"$tmp/near_one.case.json" <<'JSON'
 {"format": "einfuzz-case/1", "op": "einsum", "pattern": "i ->", "reduction": null, "axis_lengths": {},
  "dtype": "f64", "inputs": [{"shape": [2], "values": ["0x1p+0", "0x1p-60"]}], "expect": {"error": null}}
 JSON
+cat >"$tmp/min_nan.case.json" <<'JSON'
+{"format": "einfuzz-case/1", "op": "reduce", "pattern": "i ->", "reduction": "min", "axis_lengths": {},
+ "dtype": "f64", "inputs": [{"shape": [3], "values": ["nan", "0x1p+0", "0x1p+1"]}], "expect": {"error": null}}
+JSON
 if command -v python3 >/dev/null; then
   zero="cmd:python3 $tmp/zero_backend.py"
+  expect 1 "required by the ignore NaN profile 0x1p+0 (1)" -- check --case "$tmp/min_nan.case.json" --backend "$zero"
   expect 1 "mismatch(special: +Inf or NaN expected)" -- check --case "$tmp/inf_omega.case.json" --backend "$zero"
   expect 1 "reachable {+Inf, NaN}" -- check --case "$tmp/inf_omega.case.json" --backend "$zero"
   expect 1 '"reachable": "{+Inf, NaN}"' -- check --case "$tmp/inf_omega.case.json" --backend "$zero" --json
