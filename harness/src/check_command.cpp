@@ -170,9 +170,12 @@ nlohmann::json verdict_json(const BackendOutcome& b) {
   if (b.verdict.first) {
     const ElementEvidence& e = *b.verdict.first;
     j["element"] = {{"flat_index", e.flat_index}, {"coords", e.coords}, {"expected", e.expected}, {"actual", e.actual}};
+    if (!e.expected_label.empty()) j["element"]["expected_is"] = e.expected_label;
     if (!e.exact.empty()) {
       j["element"]["exact"] = e.exact;
-      j["element"]["bound"] = e.bound;
+      j["element"]["bound"] = e.bound;  // B rounded up to a double; bound_exact is what was compared
+      j["element"]["bound_exact"] = e.bound_text;
+      j["element"]["reachable"] = e.reachable;
       j["element"]["distance_ulps"] = e.ulps;
       j["element"]["distance_bounds"] = e.bound_multiples;
     }
@@ -260,13 +263,14 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
     out << "\n";
     if (b.verdict.first) {
       const ElementEvidence& e = *b.verdict.first;
-      if (e.exact.empty()) {  // ordered oracle
+      if (e.exact.empty()) {  // ordered oracle, or min/max under a NaN profile
         out << "           first at " << coords_text(e.coords) << " (flat " << e.flat_index
-            << "): reference " << e.expected << ", " << b.backend << " " << e.actual << "\n";
-      } else {  // any-order oracle: the multiset value, the bound, the result, the distance
-        out << "           element " << coords_text(e.coords) << " (flat " << e.flat_index << "): multiset value "
-            << e.expected << " (exact " << e.exact << "), bound B = " << e.bound << ", " << b.backend << " "
-            << e.actual;
+            << "): " << (e.expected_label.empty() ? "reference" : e.expected_label) << " " << e.expected << ", "
+            << b.backend << " " << e.actual << "\n";
+      } else {  // any-order oracle: the multiset value, the exact value, the bound, the result, the distance
+        out << "           element " << coords_text(e.coords) << " (flat " << e.flat_index << "): " << e.expected_label
+            << " " << e.expected << ", exact " << e.exact << ", bound B = " << e.bound_text << ", reachable "
+            << e.reachable << ", " << b.backend << " " << e.actual;
         if (e.bound_multiples != 0 || e.ulps != 0) out << ", distance " << e.ulps << " ulp = " << e.bound_multiples << " B";
         out << "\n";
       }

@@ -150,6 +150,12 @@ int severity(VerdictKind k) {
   }
 }
 
+/// |r·divisor − exact|: the distance of a finite result from s(o), scaled by mean's n.
+template <class T>
+Dyadic distance(const ElementTruth& t, T r) {
+  return (Dyadic::of(r) * Dyadic(t.divisor, 0) - t.exact).abs();
+}
+
 template <class T>
 ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOptions& o) {
   const auto zero_sign = [&]() -> ElementJudgement {
@@ -164,37 +170,57 @@ ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOp
     return std::isnan(r) ? ElementJudgement{VerdictKind::pass, ""}
                          : ElementJudgement{VerdictKind::mismatch_special, "NaN input, non-NaN result"};
   }
-  if (t.value_class != ValueClass::finite) {
-    if (!t.certain()) return {VerdictKind::indeterminate, "special-order-dependent"};
-    if (t.value_class == ValueClass::nan) {
-      if (o.factoring && (t.zero_times_inf || t.mixed_inf)) {
-        return std::isfinite(r) ? ElementJudgement{VerdictKind::mismatch_special, "finite result where NaN or Inf"}
-                                : ElementJudgement{VerdictKind::indeterminate, "special-path-dependent"};
-      }
-      return std::isnan(r) ? ElementJudgement{VerdictKind::pass, ""}
-                           : ElementJudgement{VerdictKind::mismatch_special, "NaN expected"};
+  if (t.value_class == ValueClass::nan) {
+    // A 0·Inf term or both Inf signs (K >= 1): never finite on any path (§3). Per-term evaluation
+    // gives NaN on every path whatever the certificates say; a factoring one may give ±Inf.
+    if (o.factoring) {
+      return std::isfinite(r) ? ElementJudgement{VerdictKind::mismatch_special, "finite result where NaN or Inf"}
+                              : ElementJudgement{VerdictKind::indeterminate, "special-path-dependent"};
     }
+    return std::isnan(r) ? ElementJudgement{VerdictKind::pass, ""}
+                         : ElementJudgement{VerdictKind::mismatch_special, "NaN expected"};
+  }
+  if (t.value_class != ValueClass::finite) {
+    // ±Inf: the Inf terms keep their sign on every path; a failed certificate can add NaN only.
     const T inf = t.value_class == ValueClass::pos_inf ? std::numeric_limits<T>::infinity()
                                                        : -std::numeric_limits<T>::infinity();
-    return r == inf ? ElementJudgement{VerdictKind::pass, ""}
-                    : ElementJudgement{VerdictKind::mismatch_special, std::string(inf > 0 ? "+" : "-") + "Inf expected"};
+    const std::string sign = inf > 0 ? "+" : "-";
+    if (r == inf) return {VerdictKind::pass, ""};
+    if (t.certain()) return {VerdictKind::mismatch_special, sign + "Inf expected"};
+    if (std::isnan(r)) return {VerdictKind::indeterminate, "special-order-dependent"};
+    return {VerdictKind::mismatch_special, sign + "Inf or NaN expected"};
   }
+  const bool no_overflow = t.no_overflow_for(o.factoring);
   if (!std::isfinite(r)) {
-    if (!t.no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
+    if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
     if (!t.no_inf_underflow) return {VerdictKind::indeterminate, "underflow-possible"};
     return {VerdictKind::mismatch_special, "non-finite result where the value is finite"};
   }
   // A product whose sub-products may underflow has no enclosure (ORACLE.md §4).
   if (!t.no_inf_underflow) return {VerdictKind::indeterminate, "underflow-possible"};
   // A finite result saw no overflow, so the enclosure holds even when overflow was possible.
-  if (!std::isinf(t.bound)) {
-    const Dyadic d(t.divisor, 0);  // compare |r·d − exact| with B·d: exact for mean's Σ/n
-    const Dyadic diff = (Dyadic::of(r) * d - t.exact).abs();
-    if (compare(diff, Dyadic::of(t.bound) * d) > 0) return {VerdictKind::mismatch_value, ""};
-  }
-  if (!t.no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
+  // |r·d − exact| <= B·d, exactly (d: mean's n, else 1).
+  if (t.bounded && compare(distance(t, r), t.scaled_bound) > 0) return {VerdictKind::mismatch_value, ""};
+  if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
   if (t.exact.is_zero() && r == 0) return zero_sign();
   return {VerdictKind::pass, ""};
+}
+
+/// The results some valid evaluation can return for this element (ORACLE.md §2–§3), as the report
+/// prints them.
+std::string reachable_set(const ElementTruth& t, bool factoring) {
+  if (t.terms == 0) return "{+0}";
+  if (t.nan_input) return "{NaN}";
+  switch (t.value_class) {
+    case ValueClass::nan: return factoring ? "{NaN, +Inf, -Inf}" : "{NaN}";
+    case ValueClass::pos_inf: return t.certain() ? "{+Inf}" : "{+Inf, NaN}";
+    case ValueClass::neg_inf: return t.certain() ? "{-Inf}" : "{-Inf, NaN}";
+    case ValueClass::finite: break;
+  }
+  if (!t.no_inf_underflow) return "{any finite, +Inf, -Inf, NaN}";
+  const std::string finite = t.bounded ? "finite within B" : "any finite";
+  if (!t.no_overflow_for(factoring)) return "{" + finite + ", +Inf, -Inf, NaN}";
+  return "{" + finite + "}";
 }
 
 template <class T>
@@ -218,35 +244,95 @@ ElementJudgement judge_extreme(const reference::ExtremeTruth& t, T r, bool is_ma
   return {VerdictKind::pass, ""};
 }
 
+/// x exactly as a GMP float, for the report's decimal digits and ratios.
+mpf_class to_mpf(const Dyadic& x) {
+  mpf_class f(0, static_cast<mp_bitcnt_t>(mpz_sizeinbase(x.mantissa().get_mpz_t(), 2)) + 128);
+  mpf_set_z(f.get_mpf_t(), x.mantissa().get_mpz_t());
+  const long e = x.exponent();
+  if (e >= 0) {
+    mpf_mul_2exp(f.get_mpf_t(), f.get_mpf_t(), static_cast<mp_bitcnt_t>(e));
+  } else {
+    mpf_div_2exp(f.get_mpf_t(), f.get_mpf_t(), static_cast<mp_bitcnt_t>(-e));
+  }
+  return f;
+}
+
+/// a / b as a double (reports only); +inf when b is 0 and a is not.
+double ratio(const Dyadic& a, const Dyadic& b) {
+  if (a.is_zero()) return 0;
+  if (b.is_zero()) return std::numeric_limits<double>::infinity();
+  mpf_class q = to_mpf(a);
+  q /= to_mpf(b);
+  return q.get_d();
+}
+
+}  // namespace
+
+std::string dyadic_hex(const Dyadic& x) {
+  if (x.is_zero()) return "0x0p+0";
+  mpz_class m = ::abs(x.mantissa());
+  const auto bits = static_cast<long>(mpz_sizeinbase(m.get_mpz_t(), 2));
+  const long exponent = x.exponent() + bits - 1;  // x = ±1.f · 2^exponent
+  const long fraction_bits = bits - 1;
+  const long hex_digits = (fraction_bits + 3) / 4;
+  mpz_mul_2exp(m.get_mpz_t(), m.get_mpz_t(), static_cast<mp_bitcnt_t>(4 * hex_digits - fraction_bits));
+  std::string fraction = m.get_str(16).substr(1);  // after the leading "1": hex_digits digits
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  return std::string(x.sign() < 0 ? "-" : "") + "0x1" + (fraction.empty() ? "" : "." + fraction) + "p" +
+         (exponent >= 0 ? "+" : "") + std::to_string(exponent);
+}
+
+std::string exact_text(const Dyadic& x, std::int64_t divisor) {
+  std::string out = dyadic_hex(x);
+  if (divisor != 1) out += " / " + std::to_string(divisor);
+  mpf_class q = to_mpf(x);
+  if (divisor != 1) q /= mpf_class(static_cast<double>(divisor), q.get_prec());
+  char buf[96];
+  gmp_snprintf(buf, sizeof buf, "%.20Fe", q.get_mpf_t());
+  return out + " (" + buf + ")";
+}
+
+namespace {
+
 template <class T>
-ElementEvidence any_order_evidence(const Tensor& rounded, const ElementTruth* t, const Tensor& actual, std::int64_t i) {
+ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t, const Tensor& actual, std::int64_t i,
+                                   bool factoring, const std::string& expected_label) {
   ElementEvidence e;
   e.flat_index = i;
   e.coords = coordinates(i, actual.shape());
-  e.expected = describe_value(rounded, i);
+  e.expected = describe_value(expected, i);
+  e.expected_label = expected_label;
   e.actual = describe_value(actual, i);
   if (t == nullptr) return e;  // min/max: the fibre's extreme is exact, no bound
+  e.reachable = reachable_set(*t, factoring);
   e.bound = t->bound;
-  const double divisor = static_cast<double>(t->divisor);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", t->exact.approx() / divisor);
-  e.exact = buf;
+  const bool special = t->terms != 0 && (t->nan_input || t->value_class != ValueClass::finite);
+  if (special) {  // judged by its class (§3): no enclosure applies
+    e.exact = t->nan_input || t->value_class == ValueClass::nan ? "NaN"
+              : t->value_class == ValueClass::pos_inf          ? "+Inf"
+                                                               : "-Inf";
+    e.bound_text = "none (special class)";
+  } else {
+    e.exact = exact_text(t->exact, t->divisor);
+    e.bound_text = t->bounded ? exact_text(t->scaled_bound, t->divisor) : "unbounded (N'·u >= 1)";
+  }
   const T r = actual.values<T>()[static_cast<std::size_t>(i)];
-  if (std::isfinite(r) && t->value_class == ValueClass::finite) {
-    const double diff = (Dyadic::of(r) * Dyadic(t->divisor, 0) - t->exact).abs().approx() / divisor;
-    const T mag = std::fabs(rounded.values<T>()[static_cast<std::size_t>(i)]);
-    const double ulp = static_cast<double>(mag == std::numeric_limits<T>::max()
-                                               ? mag - std::nextafter(mag, T(0))
-                                               : std::nextafter(mag, std::numeric_limits<T>::infinity()) - mag);
-    e.ulps = diff / ulp;
-    e.bound_multiples = t->bound > 0 ? diff / t->bound : std::numeric_limits<double>::infinity();
+  if (std::isfinite(r) && t->value_class == ValueClass::finite && !t->nan_input) {
+    const Dyadic diff = distance(*t, r);  // |r − s|·divisor
+    const T mag = std::fabs(expected.values<T>()[static_cast<std::size_t>(i)]);
+    const T ulp = mag == std::numeric_limits<T>::max() ? mag - std::nextafter(mag, T(0))
+                                                       : std::nextafter(mag, std::numeric_limits<T>::infinity()) - mag;
+    e.ulps = ratio(diff, Dyadic::of(ulp) * Dyadic(t->divisor, 0));
+    e.bound_multiples = t->bounded ? ratio(diff, t->scaled_bound) : 0.0;
   }
   return e;
 }
 
 /// Judges every element with `judge(i, r)`, aggregating into one verdict (the worst element's).
+/// `rounded` is what a correct backend is expected to return (for the report), `label` says what it is.
 template <class Judge>
-Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elements, const Tensor& actual, Judge&& judge) {
+Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elements, const Tensor& actual,
+                  bool factoring, const std::string& label, Judge&& judge) {
   Verdict v;
   v.kind = VerdictKind::pass;
   if (rounded.dtype() != actual.dtype() || rounded.shape() != actual.shape()) {
@@ -268,7 +354,7 @@ Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elemen
           v.kind = j.kind;
           v.reason = j.reason;
           v.first = any_order_evidence<T>(rounded, elements ? &(*elements)[i] : nullptr, actual,
-                                          static_cast<std::int64_t>(i));
+                                          static_cast<std::int64_t>(i), factoring, label);
         }
       }
     }
@@ -284,20 +370,36 @@ Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elemen
 
 Verdict judge_any_order(const reference::MultisetEinsum& truth, const Tensor& actual,
                         const AnyOrderJudgeOptions& options) {
-  return aggregate(truth.rounded, &truth.elements, actual,
+  return aggregate(truth.rounded, &truth.elements, actual, options.factoring, "multiset value",
                    [&](std::size_t i, auto r) { return judge_element(truth.elements[i], r, options); });
 }
 
 Verdict judge_any_order(const reference::MultisetReduce& truth, const Tensor& actual, NanProfile profile,
                         bool strict_signed_zero) {
   if (truth.kind == Reduction::min || truth.kind == Reduction::max) {
-    return aggregate(truth.rounded, nullptr, actual, [&](std::size_t i, auto r) {
+    // The report shows what this backend's profile requires (truth.rounded is the `propagate` one).
+    Tensor required = truth.rounded;
+    if (profile == NanProfile::ignore) {
+      visit_dtype(required.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_floating_point_v<T>) {
+          auto values = required.values<T>();
+          for (std::size_t i = 0; i < values.size(); ++i) {
+            const reference::ExtremeTruth& x = truth.extremes[i];
+            values[i] = x.all_nan ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>(x.extreme);
+          }
+        }
+      });
+    }
+    const std::string label = profile == NanProfile::ignore ? "required by the ignore NaN profile"
+                                                            : "required by the propagate NaN profile";
+    return aggregate(required, nullptr, actual, false, label, [&](std::size_t i, auto r) {
       return judge_extreme(truth.extremes[i], r, truth.kind == Reduction::max, profile, strict_signed_zero);
     });
   }
   // Reductions never factor: one operand, so a sum of Infs of both signs is a certain NaN.
   const AnyOrderJudgeOptions options{false, strict_signed_zero};
-  return aggregate(truth.rounded, &truth.elements, actual,
+  return aggregate(truth.rounded, &truth.elements, actual, false, "multiset value",
                    [&](std::size_t i, auto r) { return judge_element(truth.elements[i], r, options); });
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "einfuzz/reference/multiset.hpp"
+#include "exact_bounds.hpp"
 #include "exact_sum.hpp"
 #include "materialise.hpp"
 
@@ -17,7 +18,8 @@ FormatConstants format_constants() {
   // η = 2^-1075 for f64 is not a double (ldexp would round it to 0): round it up to 2^-1074.
   const double eta = std::max(std::ldexp(1.0, L::min_exponent - L::digits - 1),
                               std::numeric_limits<double>::denorm_min());
-  return {std::ldexp(1.0, -L::digits), eta, static_cast<double>(L::max()), L::digits, L::min_exponent - 1};
+  return {std::ldexp(1.0, -L::digits), eta, static_cast<double>(L::max()), L::digits, L::min_exponent - 1,
+          L::min_exponent - 1 - L::digits};
 }
 template FormatConstants format_constants<float>();
 template FormatConstants format_constants<double>();
@@ -26,16 +28,22 @@ namespace {
 
 double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
 double down(double x) { return std::nextafter(x, -std::numeric_limits<double>::infinity()); }
-// a, b >= 0. A zero factor gives an exact 0 (not the smallest subnormal), so that a passthrough
-// element (γ_0 = 0, U = 0) keeps B = 0 and stays exact (ORACLE.md §2).
-double mul_up(double a, double b) {
-  return (a == 0 && !std::isinf(b)) || (b == 0 && !std::isinf(a)) ? 0.0 : up(a * b);
+double mul_up(double a, double b) { return up(a * b); }  // a, b > 0 (the bound's constant factors)
+
+int bit_length(u128 m) {
+  const auto hi = static_cast<std::uint64_t>(m >> 64);
+  const auto lo = static_cast<std::uint64_t>(m);
+  return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
 }
-double add_up(double a, double b) { return a + b == 0 ? 0.0 : up(a + b); }  // a, b >= 0
-// x·2^e rounded up (x >= 0, e < 0): ldexp rounds to nearest once the result is subnormal.
-double scale_up(double x, int e) {
-  const double y = std::ldexp(x, e);
-  return std::ldexp(y, -e) < x ? up(y) : y;
+
+/// a < b for exact terms with non-zero mantissas.
+bool term_less(const detail::ExactTerm& a, const detail::ExactTerm& b) {
+  const long ta = bit_length(a.m) + a.e, tb = bit_length(b.m) + b.e;
+  if (ta != tb) return ta < tb;
+  // Same top bit: shifting the one with the larger exponent down to the other's keeps its bit
+  // length (<= 128), so the comparison is exact in u128.
+  if (a.e >= b.e) return (a.m << (a.e - b.e)) < b.m;
+  return a.m < (b.m << (b.e - a.e));
 }
 
 }  // namespace
@@ -65,6 +73,11 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
   const std::int64_t N1 = N >= 1 ? N + 1 : 0;
   const double gamma = gamma_up(N1, fc.u);
   const double growth = one_plus_u_pow_up(N1, fc.u);
+  // U's constant factor (k−1)·(1+u)^N' (bounded above) times η = 2^(emin−p), exactly.
+  const Dyadic underflow_scale = k >= 2 ? Dyadic::of(mul_up(static_cast<double>(k - 1), growth)) * Dyadic(1, fc.eta_exponent)
+                                        : Dyadic();
+  detail::OverflowCertificate sum_certificate(N1, fc);                 // M (or S) · (1+u)^N' < Ω
+  detail::OverflowCertificate product_certificate(std::max(k - 1, 0), fc);  // max_j P_j · (1+u)^(k−1) < Ω
   // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly.
   Dyadic underflow_floor(1, fc.min_exponent);
   {
@@ -87,6 +100,8 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
     finite_terms.clear();
     grow_terms.clear();
     ExactAccumulator wide_sum, wide_abs_sum, wide_magnitude;  // the rare > 127-bit products
+    Dyadic wide_max_grow;                   // max_j P_j over the > 127-bit ones
+    detail::ExactTerm max_grow{0, 0};       // max_j P_j over the others (m = 0: none yet)
     bool any_wide = false;
     bool pos_inf = false, neg_inf = false, nan_term = false;
     detail::for_each_term(e, gshape, o, [&](std::int64_t g) {
@@ -111,8 +126,10 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
           if (std::isfinite(x) && std::fabs(x) > T(1)) exact_grow = exact_grow * Dyadic::of(std::fabs(x));
         }
         wide_magnitude.add(exact_grow);
+        if (compare(exact_grow, wide_max_grow) > 0) wide_max_grow = exact_grow;
       } else {
         grow_terms.push_back(grow);
+        if (max_grow.m == 0 || term_less(max_grow, grow)) max_grow = grow;
       }
       if (has_nan) {
         t.nan_input = true;
@@ -154,13 +171,18 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
       bits = hi - lo + 128;
     };
     const bool single = finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide;
+    Dyadic abs_exact, magnitude_exact;  // S(o) and M(o), exact
+    double magnitude_down = 0;          // M(o) rounded down (t.magnitude: up)
     if (single) {
       // One term at most (passthrough, diagonals, outer products): no accumulator, no GMP rounding.
       const detail::ExactTerm term = finite_terms.empty() ? detail::ExactTerm{0, 0} : finite_terms.front();
       const detail::ExactTerm grow = grow_terms.empty() ? detail::ExactTerm{0, 0} : grow_terms.front();
       t.exact = Dyadic::of_u128(term.m, term.e, term.negative);
+      abs_exact = Dyadic::of_u128(term.m, term.e, false);
+      magnitude_exact = Dyadic::of_u128(grow.m, grow.e, false);
       t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
       t.magnitude = round_binary<double>(grow.m, grow.e, false, Rounding::up);
+      magnitude_down = round_binary<double>(grow.m, grow.e, false, Rounding::down);
     } else {
       long base = 0, bits = 0;
       window(finite_terms, base, bits);
@@ -182,27 +204,40 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
       magnitude.add(grow_sum.value());
       magnitude.add(wide_magnitude.value());
       t.exact = sum.value();
-      t.abs_sum = abs_sum.value().round<double>(Rounding::up);
-      t.magnitude = magnitude.value().round<double>(Rounding::up);
+      abs_exact = abs_sum.value();
+      magnitude_exact = magnitude.value();
+      t.abs_sum = abs_exact.round<double>(Rounding::up);
+      t.magnitude = magnitude_exact.round<double>(Rounding::up);
+      magnitude_down = magnitude_exact.round<double>(Rounding::down);
     }
     t.mixed_inf = pos_inf && neg_inf;
     t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
                     : pos_inf                 ? ValueClass::pos_inf
                     : neg_inf                 ? ValueClass::neg_inf
                                               : ValueClass::finite;
-    t.no_overflow = mul_up(t.magnitude, growth) < fc.omega;
-    // U = (k−1)·η·(1+u)^N'·M with η = 2^(emin−p) exactly (f64: 2^-1075, below every double):
-    // scale by η last, unless the unscaled product overflows.
-    double underflow = 0;
-    if (k >= 2) {
-      constexpr int eta_exponent = std::numeric_limits<T>::min_exponent - std::numeric_limits<T>::digits - 1;
-      underflow = mul_up(mul_up(static_cast<double>(k - 1), growth), t.magnitude);
-      underflow = std::isinf(underflow)
-                      ? mul_up(mul_up(scale_up(t.magnitude, eta_exponent), static_cast<double>(k - 1)), growth)
-                      : scale_up(underflow, eta_exponent);
+    // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
+    // (every term the product of its own factors, then summed) even when M >= Ω.
+    t.no_overflow = magnitude_exact.is_zero() || sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
+    if (t.no_overflow) {
+      t.no_overflow_nonfactoring = true;
+    } else {
+      const Dyadic max_p = max_grow.m == 0 ? wide_max_grow
+                                           : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
+                                                      [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
+      t.no_overflow_nonfactoring = product_certificate.below_omega(max_p) && sum_certificate.below_omega(abs_exact);
     }
-    t.bound = add_up(mul_up(gamma, t.abs_sum), underflow);
-    if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();  // inf·0 guard
+    // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
+    // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
+    t.bounded = !std::isinf(gamma);
+    if (t.bounded && gamma == 0) {  // the passthrough: exact
+      t.bound = 0;
+    } else if (t.bounded) {
+      t.scaled_bound = Dyadic::of(gamma) * abs_exact;
+      if (k >= 2) t.scaled_bound = t.scaled_bound + underflow_scale * magnitude_exact;
+      t.bound = t.scaled_bound.round<double>(Rounding::up);
+    } else {
+      t.bound = std::numeric_limits<double>::infinity();
+    }
 
     T& r = rounded[static_cast<std::size_t>(o)];
     switch (t.value_class) {

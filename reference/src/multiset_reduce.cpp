@@ -6,13 +6,24 @@
 #include <limits>
 
 #include "einfuzz/reference/multiset.hpp"
+#include "exact_bounds.hpp"
 #include "materialise.hpp"
 
 namespace einfuzz::reference {
 namespace {
 
-double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
-double mul_up(double a, double b) { return up(a * b); }  // a, b >= 0
+/// γ·x as an exact dyadic (γ a double upper bound, x exact): a zero x gives a zero bound.
+/// Sets `bounded` false when γ is unbounded.
+Dyadic times_gamma(double gamma, const Dyadic& x, bool& bounded) {
+  bounded = !std::isinf(gamma);
+  return bounded ? Dyadic::of(gamma) * x : Dyadic();
+}
+
+/// The report's double B = scaled / divisor, rounded up.
+double bound_for_report(const ElementTruth& t) {
+  if (!t.bounded) return std::numeric_limits<double>::infinity();
+  return t.scaled_bound.round_quotient<double>(t.divisor, Rounding::up);
+}
 
 /// sum and mean: the einsum rules with one factor per term (k = 1, K = n, so N' = n for n >= 2).
 template <class T>
@@ -40,19 +51,24 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
                   : neg_inf                    ? ValueClass::neg_inf
                                                : ValueClass::finite;
   t.exact = sum.value();
-  t.abs_sum = abs_sum.value().round<double>(Rounding::up);
+  const Dyadic abs_exact = abs_sum.value();
+  t.abs_sum = abs_exact.round<double>(Rounding::up);
   t.magnitude = t.abs_sum;
   const std::int64_t rounds = n >= 2 ? n : 0;
-  // Certificate Σ|x|·(1+u)^n < Ω (§4), over the finite values.
-  t.no_overflow = mul_up(t.abs_sum, one_plus_u_pow_up(n, fc.u)) < fc.omega;
+  // Certificate Σ|x|·(1+u)^n < Ω (§4), over the finite values, decided exactly. One operand: no
+  // backend can factor a reduction, so the non-factoring certificate is the same.
+  t.no_overflow = detail::OverflowCertificate(n, fc).below_omega(abs_exact);
+  t.no_overflow_nonfactoring = t.no_overflow;
   if (mean) {
     t.divisor = std::max<std::int64_t>(n, 1);
-    // γ_{n+2}·Σ|x|/n + η: sum-then-divide, reciprocal multiply, and n itself rounded.
-    t.bound = up(up(mul_up(gamma_up(n + 2, fc.u), t.abs_sum) / static_cast<double>(t.divisor)) + fc.eta);
+    // B·n = γ_{n+2}·Σ|x| + n·η (sum-then-divide, reciprocal multiply, n itself rounded; η pays for
+    // the division's underflow), exact: η = 2^(emin−p) even where it is not a double (f64).
+    t.scaled_bound = times_gamma(gamma_up(n + 2, fc.u), abs_exact, t.bounded) +
+                     Dyadic(mpz_class(static_cast<long>(t.divisor)), fc.eta_exponent);
   } else {
-    t.bound = mul_up(gamma_up(rounds, fc.u), t.abs_sum);
+    t.scaled_bound = times_gamma(gamma_up(rounds, fc.u), abs_exact, t.bounded);
   }
-  if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();
+  t.bound = bound_for_report(t);
   return t;
 }
 
@@ -83,8 +99,8 @@ ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& fc) 
                             : ValueClass::finite;
   t.exact = product;
   t.zero_negative = negative;  // the sign of a zero product is the same on every association
-  const double growth = one_plus_u_pow_up(n, fc.u);
-  t.no_overflow = mul_up(grow.round<double>(Rounding::up), growth) < fc.omega;
+  t.no_overflow = detail::OverflowCertificate(n, fc).below_omega(grow);  // Π max(1,|x|)·(1+u)^n < Ω
+  t.no_overflow_nonfactoring = t.no_overflow;
   if (!has_zero) {
     // Π min(1,|x|) >= 2^emin·(1+u)^n, exactly: no sub-product can underflow.
     Dyadic floor(1, fc.min_exponent);
@@ -94,8 +110,9 @@ ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& fc) 
   }
   t.abs_sum = product.abs().round<double>(Rounding::up);
   t.magnitude = t.abs_sum;
-  t.bound = n >= 2 ? mul_up(gamma_up(n, fc.u), t.abs_sum) : 0.0;
-  if (std::isnan(t.bound)) t.bound = std::numeric_limits<double>::infinity();
+  // γ_n·|Π| (exact for n <= 1), with |Π| exact: a zero product has a zero bound.
+  if (n >= 2) t.scaled_bound = times_gamma(gamma_up(n, fc.u), product.abs(), t.bounded);
+  t.bound = bound_for_report(t);
   return t;
 }
 

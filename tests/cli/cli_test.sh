@@ -136,6 +136,54 @@ done
 expect 0 '"name": "reference"' -- backends --json
 expect 2 "unknown backend 'nope'" -- backends --backend nope
 
+# Any-order evidence (ORACLE.md §3, §5, §6): a protocol backend (NaN profile `ignore`) that returns a
+# scalar 0 for every case. On `i ->` with [inf, Ω, Ω] no evaluation order is finite: mismatch(special),
+# exit 1, with the reachable set; elsewhere the exact value and the bound are printed exactly, and a
+# min under `ignore` shows the value that profile requires.
+cat >"$tmp/zero_backend.py" <<'PY'
+import json, struct, sys
+for line in sys.stdin.buffer:
+    msg = json.loads(line)
+    if msg.get("bye"):
+        break
+    if msg.get("hello"):
+        print(json.dumps({"protocol": "einfuzz-backend/1", "name": "zero", "dtypes": ["f64"], "ops": ["einsum", "reduce"],
+                          "reductions": ["min"], "nan_profile": "ignore"}), flush=True)
+        continue
+    for i in msg["inputs"]:
+        n = 1
+        for d in i["shape"]:
+            n *= d
+        sys.stdin.buffer.read(8 * n)
+    sys.stdout.write(json.dumps({"id": msg["id"], "status": "ok", "shape": []}) + "\n")
+    sys.stdout.flush()
+    sys.stdout.buffer.write(struct.pack("<d", 0.0))
+    sys.stdout.buffer.flush()
+PY
+cat >"$tmp/inf_omega.case.json" <<'JSON'
+{"format": "einfuzz-case/1", "op": "einsum", "pattern": "i ->", "reduction": null, "axis_lengths": {},
+ "dtype": "f64", "inputs": [{"shape": [3], "values": ["inf", "0x1.fffffffffffffp+1023", "0x1.fffffffffffffp+1023"]}],
+ "expect": {"error": null}}
+JSON
+cat >"$tmp/near_one.case.json" <<'JSON'
+{"format": "einfuzz-case/1", "op": "einsum", "pattern": "i ->", "reduction": null, "axis_lengths": {},
+ "dtype": "f64", "inputs": [{"shape": [2], "values": ["0x1p+0", "0x1p-60"]}], "expect": {"error": null}}
+JSON
+cat >"$tmp/min_nan.case.json" <<'JSON'
+{"format": "einfuzz-case/1", "op": "reduce", "pattern": "i ->", "reduction": "min", "axis_lengths": {},
+ "dtype": "f64", "inputs": [{"shape": [3], "values": ["nan", "0x1p+0", "0x1p+1"]}], "expect": {"error": null}}
+JSON
+if command -v python3 >/dev/null; then
+  zero="cmd:python3 $tmp/zero_backend.py"
+  expect 1 "required by the ignore NaN profile 0x1p+0 (1)" -- check --case "$tmp/min_nan.case.json" --backend "$zero"
+  expect 1 "mismatch(special: +Inf or NaN expected)" -- check --case "$tmp/inf_omega.case.json" --backend "$zero"
+  expect 1 "reachable {+Inf, NaN}" -- check --case "$tmp/inf_omega.case.json" --backend "$zero"
+  expect 1 '"reachable": "{+Inf, NaN}"' -- check --case "$tmp/inf_omega.case.json" --backend "$zero" --json
+  expect 1 "exact 0x1.000000000000001p+0 (1.00000000000000000087e+00)" -- check --case "$tmp/near_one.case.json" --backend "$zero"
+  expect 1 '"exact": "0x1.000000000000001p+0 (1.00000000000000000087e+00)"' -- check --case "$tmp/near_one.case.json" --backend "$zero" --json
+  expect 1 '"bound_exact": "0x1.' -- check --case "$tmp/near_one.case.json" --backend "$zero" --json
+fi
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures CLI test(s) failed"
   exit 1

@@ -134,6 +134,101 @@ class FaultyBackend final : public Backend {
   Capabilities caps_;
 };
 
+/// Calls `fold(fibre)` for each output element of a checked reduce (row-major), with the fibre's values
+/// in the reduced axes' row-major order, and stores what it returns.
+template <class T, class Fold>
+Tensor reduce_fibres(const CheckedReduce& r, const Tensor& input, Fold&& fold) {
+  // Per elementary axis: its row-major stride (a composite group is row-major inside its dimension).
+  std::vector<std::int64_t> stride(r.axes.size(), 0);
+  std::int64_t dim_stride = 1;
+  for (std::size_t d = r.input_groups.size(); d-- > 0;) {
+    std::int64_t s = dim_stride;
+    for (std::size_t k = r.input_groups[d].size(); k-- > 0;) {
+      const auto a = static_cast<std::size_t>(r.input_groups[d][k]);
+      stride[a] = s;
+      s *= r.axes[a].length;
+    }
+    dim_stride *= r.input_shape[d];
+  }
+  Shape lengths;
+  for (const ElementaryAxis& a : r.axes) lengths.push_back(a.length);
+  std::vector<int> kept;
+  for (const std::vector<int>& group : r.output_groups) kept.insert(kept.end(), group.begin(), group.end());
+  const auto x = input.values<T>();
+  Tensor out(dtype_of_v<T>, r.output_shape);
+  auto result = out.values<T>();
+  std::vector<std::int64_t> coords(r.axes.size(), 0);
+  std::vector<T> fibre;
+  std::size_t o = 0;
+  for_each_coord(kept, lengths, coords, [&] {
+    fibre.clear();
+    for_each_coord(r.reduced, lengths, coords, [&] {
+      std::int64_t at = 0;
+      for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[a];
+      fibre.push_back(x[static_cast<std::size_t>(at)]);
+    });
+    result[o++] = fold(std::span<const T>(fibre));
+  });
+  return out;
+}
+
+/// (g): sequential sum, mean and prod with one deliberate defect.
+class FaultyReduceBackend final : public Backend {
+ public:
+  explicit FaultyReduceBackend(ReduceFault fault) : fault_(fault) {
+    caps_.ops = {Op::reduce};
+    caps_.dtypes = {DType::f32, DType::f64};
+    caps_.reductions = {"sum", "mean", "prod"};
+    caps_.semantics = Semantics::any_order;
+    caps_.version = "einfuzz test fault";
+  }
+  std::string_view name() const override {
+    switch (fault_) {
+      case ReduceFault::dropped_term: return "reduce-dropped-term";
+      case ReduceFault::narrow_accumulator: return "reduce-narrow-accumulator";
+      case ReduceFault::wrong_divisor: return "reduce-wrong-divisor";
+    }
+    return "?";
+  }
+  const Capabilities& capabilities() const override { return caps_; }
+
+  BackendResult run(const Case& c) override {
+    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
+    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    const Reduction kind = checked->kind;
+    if (kind != Reduction::sum && kind != Reduction::mean && kind != Reduction::prod) return Unsupported{"sum/mean/prod"};
+    if (c.dtype == DType::f32) return reduce_fibres<float>(*checked, c.inputs[0], [&](auto f) { return fold(kind, f); });
+    if (c.dtype == DType::f64) return reduce_fibres<double>(*checked, c.inputs[0], [&](auto f) { return fold(kind, f); });
+    return Unsupported{"floats only"};
+  }
+
+ private:
+  template <class T>
+  T narrow(T x) const {
+    if (fault_ != ReduceFault::narrow_accumulator) return x;
+    if constexpr (std::is_same_v<T, double>) {
+      return static_cast<double>(static_cast<float>(x));
+    } else {
+      return round_to_bits(x, 11);
+    }
+  }
+
+  template <class T>
+  T fold(Reduction kind, std::span<const T> fibre) const {
+    std::size_t n = fibre.size();
+    if (fault_ == ReduceFault::dropped_term && n > 0) --n;
+    T acc = kind == Reduction::prod ? T(1) : T(0);
+    for (std::size_t i = 0; i < n; ++i) acc = narrow(kind == Reduction::prod ? acc * fibre[i] : acc + fibre[i]);
+    if (kind != Reduction::mean) return acc;
+    const std::size_t divisor = fibre.size() + (fault_ == ReduceFault::wrong_divisor ? 1 : 0);
+    return acc / static_cast<T>(divisor);
+  }
+
+  ReduceFault fault_;
+  Capabilities caps_;
+};
+
 /// (f): a correct `ignore`-profile min/max (fmin/fmax folds) that declares `propagate`.
 class NanIgnoringExtremeBackend final : public Backend {
  public:
@@ -161,38 +256,11 @@ class NanIgnoringExtremeBackend final : public Backend {
  private:
   template <class T>
   static Tensor evaluate(const CheckedReduce& r, const Tensor& input) {
-    // Per elementary axis: its row-major stride (a composite group is row-major inside its dimension).
-    std::vector<std::int64_t> stride(r.axes.size(), 0);
-    std::int64_t dim_stride = 1;
-    for (std::size_t d = r.input_groups.size(); d-- > 0;) {
-      std::int64_t s = dim_stride;
-      for (std::size_t k = r.input_groups[d].size(); k-- > 0;) {
-        const auto a = static_cast<std::size_t>(r.input_groups[d][k]);
-        stride[a] = s;
-        s *= r.axes[a].length;
-      }
-      dim_stride *= r.input_shape[d];
-    }
-    Shape lengths;
-    for (const ElementaryAxis& a : r.axes) lengths.push_back(a.length);
-    std::vector<int> kept;
-    for (const std::vector<int>& group : r.output_groups) kept.insert(kept.end(), group.begin(), group.end());
-    const auto x = input.values<T>();
-    Tensor out(dtype_of_v<T>, r.output_shape);
-    auto result = out.values<T>();
-    std::vector<std::int64_t> coords(r.axes.size(), 0);
-    std::size_t o = 0;
-    for_each_coord(kept, lengths, coords, [&] {
+    return reduce_fibres<T>(r, input, [&](std::span<const T> fibre) {
       T acc = std::numeric_limits<T>::quiet_NaN();  // fmin(NaN, v) = v: NaN survives only an all-NaN fibre
-      for_each_coord(r.reduced, lengths, coords, [&] {
-        std::int64_t at = 0;
-        for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[a];
-        const T v = x[static_cast<std::size_t>(at)];
-        acc = r.kind == Reduction::max ? std::fmax(acc, v) : std::fmin(acc, v);
-      });
-      result[o++] = acc;
+      for (const T v : fibre) acc = r.kind == Reduction::max ? std::fmax(acc, v) : std::fmin(acc, v);
+      return acc;
     });
-    return out;
   }
 
   Capabilities caps_;
@@ -217,5 +285,8 @@ std::unique_ptr<Backend> make_factored_empty_backend() {
   return std::make_unique<FaultyBackend>(Fault::factored_empty, 0, "factored-empty");
 }
 std::unique_ptr<Backend> make_nan_ignoring_extreme_backend() { return std::make_unique<NanIgnoringExtremeBackend>(); }
+std::unique_ptr<Backend> make_faulty_reduce_backend(ReduceFault fault) {
+  return std::make_unique<FaultyReduceBackend>(fault);
+}
 
 }  // namespace einfuzz::test

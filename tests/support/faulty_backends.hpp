@@ -30,4 +30,14 @@ std::unique_ptr<Backend> make_factored_empty_backend();
 /// only when the whole fibre is NaN, ORACLE.md §5 `ignore`) while declaring the `propagate` profile.
 std::unique_ptr<Backend> make_nan_ignoring_extreme_backend();
 
+/// What a faulty f32/f64 reduce backend (sum, mean, prod; a plain sequential fold otherwise) gets wrong.
+enum class ReduceFault {
+  dropped_term,        ///< skips the last value of every fibre (an off-by-one loop bound)
+  narrow_accumulator,  ///< holds the running sum/product in f32 for f64 inputs, in 11 bits for f32
+  wrong_divisor,       ///< mean divides by n + 1 (sum and prod are correct)
+};
+
+/// (g) A reduce backend with one `fault`, declaring any-order semantics.
+std::unique_ptr<Backend> make_faulty_reduce_backend(ReduceFault fault);
+
 }  // namespace einfuzz::test

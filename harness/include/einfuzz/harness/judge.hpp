@@ -38,4 +38,11 @@ Verdict judge_any_order(const reference::MultisetReduce& truth, const Tensor& ac
 /// "0x1.8p+1 (3)" — the CASES.md spelling followed by the shortest round-trip decimal.
 std::string describe_value(const Tensor& t, std::int64_t flat_index);
 
+/// An exact dyadic as a hex float of arbitrary precision: "0x1.8000000000000000001p-3", "0x0p+0".
+std::string dyadic_hex(const reference::Dyadic& x);
+
+/// x / divisor exactly, for a report: the hex float of x (followed by " / divisor" unless it is 1)
+/// and the quotient to 21 significant decimal digits in parentheses.
+std::string exact_text(const reference::Dyadic& x, std::int64_t divisor = 1);
+
 }  // namespace einfuzz

@@ -34,12 +34,21 @@ struct ElementEvidence {
   std::int64_t flat_index = 0;
   std::vector<std::int64_t> coords;  ///< row-major coordinates in the output shape
   std::string expected;              ///< hex-float (and decimal) of the oracle's value (ŝ* for any-order)
+  /// What `expected` is: "multiset value", "required by the ignore NaN profile", …; empty for the
+  /// ordered oracle (the reference's value).
+  std::string expected_label;
   std::string actual;                ///< same for the backend's value
-  // any-order oracle only (ORACLE.md §6): the exact value, the bound and the distance.
-  std::string exact;                 ///< s(o) to 17 significant digits, or empty
-  double bound = 0;                  ///< B(o)
+  // any-order oracle only (ORACLE.md §6): the exact value, the bound, the distance, the reachable set.
+  /// s(o) exactly: an arbitrary-precision hex float ("… / n" for a mean) and 21 significant decimal
+  /// digits; "NaN", "+Inf" or "-Inf" for a special class; empty for the ordered oracle and min/max.
+  std::string exact;
+  double bound = 0;                  ///< B(o), rounded up to a double
+  std::string bound_text;            ///< B(o) exactly as the judge used it, spelled as `exact`
   double ulps = 0;                   ///< |r - s| in ulps of ŝ*
   double bound_multiples = 0;        ///< |r - s| / B(o)
+  /// The results some valid evaluation can return (ORACLE.md §2–§3): "{+Inf, NaN}",
+  /// "{finite within B}", "{NaN, +Inf, -Inf}", …; empty for the ordered oracle and min/max.
+  std::string reachable;
 };
 
 struct Verdict {

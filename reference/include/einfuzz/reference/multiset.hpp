@@ -25,7 +25,12 @@ struct ElementTruth {
   bool nan_input = false;           ///< a NaN input reaches a term: NaN on every evaluation path
   bool zero_times_inf = false;      ///< some term multiplies a zero by an infinity
   bool mixed_inf = false;           ///< both +Inf and -Inf terms exist
-  bool no_overflow = true;          ///< certificate: M·(1+u)^N' < Ω (over the finite factors)
+  /// certificate (§2, §3): M·(1+u)^N' < Ω over the finite factors, decided exactly. Holds for every
+  /// path, factored or not; it is the one that makes a special class certain.
+  bool no_overflow = true;
+  /// certificate (§2, non-factoring backends only): max_j P_j·(1+u)^(k−1) < Ω and S·(1+u)^N' < Ω,
+  /// decided exactly. Implied by `no_overflow`; reductions never factor, so it equals it there.
+  bool no_overflow_nonfactoring = true;
   /// certificate: finite factors of Inf terms cannot underflow to 0 (prod: no sub-product underflows)
   bool no_inf_underflow = true;
   Dyadic exact;                     ///< s(o), exact; meaningful when the class is finite
@@ -33,9 +38,18 @@ struct ElementTruth {
   bool zero_negative = false;       ///< sign of an exact zero when every order agrees on it (prod)
   double abs_sum = 0;               ///< S(o) = Σ|t_j| rounded up
   double magnitude = 0;             ///< M(o) = Σ Π max(1,|x|) rounded up
-  double bound = 0;                 ///< B(o) = γ_N'·S + U, rounded up (+inf when γ_N' is unbounded)
+  /// B(o)·divisor as an exact dyadic upper bound of the formula (γ_N' and (1+u)^N' bounded above,
+  /// S, M and η exact: a zero sum has a zero bound, f64's η = 2^-1075 is not rounded to a double).
+  /// The judge compares |r·divisor − exact| with it exactly. Meaningful when `bounded`.
+  Dyadic scaled_bound;
+  bool bounded = true;              ///< false when γ_N' is unbounded (N'·u >= 1): no enclosure
+  double bound = 0;                 ///< B(o) rounded up to a double, for reports (+inf when unbounded)
 
-  /// Both certificates hold, so the class (and, for finite elements, the enclosure) is certain.
+  /// The no-overflow certificate that applies to a backend that does (not) factor (§2).
+  bool no_overflow_for(bool factoring) const noexcept { return factoring ? no_overflow : no_overflow_nonfactoring; }
+
+  /// Both §3 certificates hold, so a special class is certain on every path (finite elements use
+  /// `no_overflow_for`, which is sharper for non-factoring backends).
   bool certain() const noexcept { return no_overflow && no_inf_underflow; }
 };
 
@@ -71,11 +85,13 @@ struct MultisetReduce {
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input);
 
 /// Unit roundoff, half the smallest subnormal, and Ω of a float type (ORACLE.md §2), as doubles.
-/// For f64, η = 2^-1075 is not a double: `eta` is rounded up to 2^-1074 (an upper bound).
+/// For f64, η = 2^-1075 is not a double: `eta` is rounded up to 2^-1074 (an upper bound, for
+/// reports); the bounds use the exact η = 2^eta_exponent.
 struct FormatConstants {
   double u, eta, omega;
   int digits;        ///< p
   int min_exponent;  ///< emin of the smallest normal, 2^emin
+  int eta_exponent;  ///< η = 2^(emin − p) exactly
 };
 template <class T>
 FormatConstants format_constants();

@@ -1,0 +1,59 @@
+// Exact decisions for the oracle's certificates (ORACLE.md §2–§4): whether x·(1+u)^n < Ω, with cheap
+// double bounds first and exact dyadic arithmetic only near the threshold.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "einfuzz/reference/exact.hpp"
+#include "einfuzz/reference/multiset.hpp"
+
+namespace einfuzz::reference::detail {
+
+/// (1+u)^n exactly, u = 2^-digits: (2^digits + 1)^n · 2^(−digits·n).
+inline Dyadic one_plus_u_pow_exact(int digits, std::int64_t n) {
+  mpz_class base = (mpz_class(1) << digits) + 1, power;
+  mpz_pow_ui(power.get_mpz_t(), base.get_mpz_t(), static_cast<unsigned long>(n));
+  return Dyadic(std::move(power), -static_cast<long>(digits) * static_cast<long>(n));
+}
+
+/// Decides x·(1+u)^n < Ω for exact x >= 0, for one fixed n. Sound always; exact unless n exceeds
+/// kExactLimit and x lies within the (tiny) gap between the double bounds, where it answers false.
+class OverflowCertificate {
+ public:
+  static constexpr std::int64_t kExactLimit = 4096;  ///< (1+u)^n has (p+1)·n bits: keep it small
+
+  OverflowCertificate(std::int64_t n, const FormatConstants& fc)
+      : n_(n), digits_(fc.digits), omega_(Dyadic::of(fc.omega)), omega_double_(fc.omega) {
+    growth_hi_ = n == 0 ? 1.0 : one_plus_u_pow_up(n, fc.u);
+    // (1+u)^n >= 1 + n·u (Bernoulli); one step down from the rounded sum is below it.
+    growth_lo_ = n == 0 ? 1.0 : std::nextafter(1.0 + static_cast<double>(n) * fc.u, 0.0);
+  }
+
+  bool below_omega(const Dyadic& x) {
+    if (x.is_zero()) return true;
+    return below_omega(x, x.round<double>(Rounding::up), x.round<double>(Rounding::down));
+  }
+
+  /// The same, with x rounded up and down to doubles already (`x_up` may be +inf).
+  bool below_omega(const Dyadic& x, double x_up, double x_down) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    if (std::nextafter(x_up * growth_hi_, inf) < omega_double_) return true;
+    if (std::nextafter(x_down * growth_lo_, 0.0) >= omega_double_) return false;
+    if (n_ > kExactLimit) return false;
+    if (!growth_) growth_ = one_plus_u_pow_exact(digits_, n_);
+    return compare(x * *growth_, omega_) < 0;
+  }
+
+ private:
+  std::int64_t n_;
+  int digits_;
+  Dyadic omega_;
+  double omega_double_;
+  double growth_hi_ = 1, growth_lo_ = 1;
+  std::optional<Dyadic> growth_;
+};
+
+}  // namespace einfuzz::reference::detail
