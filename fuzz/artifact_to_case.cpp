@@ -1,5 +1,7 @@
 // einfuzz_artifact_to_case: turns an input of a structured fuzz target (a crash artifact, a corpus
-// entry) into a readable `einfuzz-case/1` file, with exactly the decoding the target uses.
+// entry) into a readable `einfuzz-case/1` file, with exactly the decoding the target uses, plus the
+// `einfuzz check` command (backends and every knob the target drew from the bytes) that reproduces
+// the target's verdicts, which it runs once and prints.
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,6 +11,8 @@
 #include <vector>
 
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/reproduce.hpp"
 #include "fuzz_input.hpp"
 
 namespace {
@@ -17,8 +21,10 @@ constexpr const char* kUsage =
     "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] ARTIFACT\n"
     "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff\n"
     "          (or einsum | reduce | pattern | backends)\n"
-    "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o).\n"
-    "  Replay it with: einfuzz check --case CASE --backend fused,shuffle (fuzz_backends_diff: eigen,xtensor)\n";
+    "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o). Then runs it\n"
+    "  as TARGET does and prints, on stderr, one line 'verdict: BACKEND LABEL' per backend and, with\n"
+    "  -o, the line 'reproduce: einfuzz check --case OUT --backend ... <knobs>' (tile width, tasks,\n"
+    "  threads, shuffle seed as the target drew them) that gets the same verdicts.\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n%s", message.c_str(), kUsage);
@@ -86,11 +92,38 @@ int main(int argc, char** argv) {
   const std::string text = write_case(c);
   if (out_path.empty()) {
     std::fputs(text.c_str(), stdout);
-    return 0;
+  } else {
+    std::ofstream out(out_path, std::ios::binary);
+    out << text;
+    if (!out) return usage_error("cannot write " + out_path);
+    std::fprintf(stderr, "wrote %s\n", out_path.c_str());
   }
-  std::ofstream out(out_path, std::ios::binary);
-  out << text;
-  if (!out) return usage_error("cannot write " + out_path);
-  std::fprintf(stderr, "wrote %s\n", out_path.c_str());
+
+  // The target's backends and options: the differential targets share differential_setup();
+  // fuzz_backends_diff runs eigen and xtensor with default options; fuzz_pattern runs no backend
+  // (its case is checked by the reference, which `check` always runs, on fused).
+  TargetSetup setup;
+  if (target == "fuzz_einsum_diff" || target == "fuzz_reduce_diff") {
+    setup = differential_setup(decoded->exec, bytes);
+  } else if (target == "fuzz_backends_diff") {
+    setup.backends = {"eigen", "xtensor"};
+  } else {
+    setup.backends = {"fused"};
+  }
+  auto owned = make_backends(setup.backends, setup.run);
+  if (!owned) {
+    std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n", render(owned.error()).c_str());
+    return 1;
+  }
+  std::vector<Backend*> backends;
+  for (const auto& b : *owned) backends.push_back(b.get());
+  const CaseOutcome outcome = run_case(c, backends, setup.run);
+  for (const BackendOutcome& b : outcome.backends) {
+    std::fprintf(stderr, "verdict: %s %s\n", b.backend.c_str(), b.verdict.label().c_str());
+  }
+  if (!out_path.empty()) {
+    const std::string command = reproduce_command(out_path, {"build/einfuzz", setup.backends, setup.run, {}});
+    std::fprintf(stderr, "reproduce: %s\n", command.c_str());
+  }
   return 0;
 }

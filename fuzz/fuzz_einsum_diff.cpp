@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "differential.hpp"
 #include "fuzz_input.hpp"
@@ -23,8 +22,8 @@ int run(std::span<const std::uint8_t> data) {
   const std::optional<Decoded> decoded = decode_case(data, OpChoice::einsum);
   if (!decoded) return 0;
   const Case& c = decoded->c;
-  RunOptions options;  // default limits: every implementation checks against the same ones
-  options.exec = decoded->exec;
+  const TargetSetup setup = differential_setup(decoded->exec, data);
+  const RunOptions& options = setup.run;
 
   const Result<CheckedCase> checked = check_case(c, options.limits);
   if (const CheckedEinsum* e = checked ? std::get_if<CheckedEinsum>(&*checked) : nullptr) {
@@ -32,9 +31,11 @@ int run(std::span<const std::uint8_t> data) {
     if (global * static_cast<double>(e->operands.size() + 1) > kMaxWork) return 0;
   }
 
-  const std::unique_ptr<Backend> fused = make_fused_backend(options);
-  const std::unique_ptr<Backend> shuffle = make_shuffle_backend(input_hash(data));
-  const std::vector<Backend*> backends = {fused.get(), shuffle.get()};
+  // The backends einfuzz_artifact_to_case's command names (fused, shuffle), built the CLI's way.
+  std::vector<std::unique_ptr<Backend>> owned;
+  for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, options));
+  std::vector<Backend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
   const CaseOutcome outcome = run_case(c, backends, options);
   require(outcome.rejection.has_value() != checked.ok(), "run_case and check_case disagree on rejection", &c);
   require_no_failure(outcome, c);

@@ -11,6 +11,7 @@
 
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/harness/generate.hpp"
+#include "differential.hpp"
 
 namespace einfuzz::fuzz {
 namespace {
@@ -143,6 +144,14 @@ Structure decode_structure(std::span<const std::uint8_t> data, OpChoice op) {
   }
   s.value_offset = in.position();
   return s;
+}
+
+TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const std::uint8_t> data) {
+  TargetSetup setup;
+  setup.backends = {"fused", "shuffle"};
+  setup.run.exec = exec;  // default limits: every implementation checks against the same ones
+  setup.run.shuffle_seed = input_hash(data);
+  return setup;
 }
 
 std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op) {

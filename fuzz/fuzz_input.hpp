@@ -28,6 +28,7 @@
 
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/fused/einsum.hpp"
+#include "einfuzz/harness/run.hpp"
 
 namespace einfuzz::fuzz {
 
@@ -62,6 +63,18 @@ struct Decoded {
   Case c;                    ///< the case (its origin says when the generator drew it)
   fused::ExecOptions exec;   ///< how the fused backend is asked to run it
 };
+
+/// How a differential target runs one decoded input: its backends, as the CLI spells them, and
+/// every option that decides their verdicts. The targets and einfuzz_artifact_to_case both read it,
+/// so a converted artifact's `einfuzz check` command reproduces the target's verdicts.
+struct TargetSetup {
+  std::vector<std::string> backends;
+  RunOptions run;
+};
+
+/// fuzz_einsum_diff and fuzz_reduce_diff: fused with the decoded knobs (tile width, tasks, 2 threads)
+/// and shuffle seeded with input_hash(data) (differential.hpp).
+TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const std::uint8_t> data);
 
 /// Decodes a whole case with values; nullopt when some tensor would exceed kMaxFuzzElements or has
 /// a negative or overflowing shape (such inputs are skipped, not judged).

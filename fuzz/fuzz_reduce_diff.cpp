@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "differential.hpp"
 #include "fuzz_input.hpp"
@@ -20,12 +19,14 @@ int run(std::span<const std::uint8_t> data) {
   const std::optional<Decoded> decoded = decode_case(data, OpChoice::reduce);
   if (!decoded) return 0;
   const Case& c = decoded->c;
-  RunOptions options;
-  options.exec = decoded->exec;
+  const TargetSetup setup = differential_setup(decoded->exec, data);
+  const RunOptions& options = setup.run;
 
-  const std::unique_ptr<Backend> fused = make_fused_backend(options);
-  const std::unique_ptr<Backend> shuffle = make_shuffle_backend(input_hash(data));
-  const std::vector<Backend*> backends = {fused.get(), shuffle.get()};
+  // The backends einfuzz_artifact_to_case's command names (fused, shuffle), built the CLI's way.
+  std::vector<std::unique_ptr<Backend>> owned;
+  for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, options));
+  std::vector<Backend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
   const CaseOutcome outcome = run_case(c, backends, options);
   require_no_failure(outcome, c);
 

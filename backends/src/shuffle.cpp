@@ -8,6 +8,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -477,6 +478,55 @@ class ReduceEvaluation {
   std::vector<T> values_;
 };
 
+/// FNV-1a over everything that makes a case what it is (op, pattern, reduction, supplied lengths,
+/// dtype, shapes, value bytes): the stream a case's choices are drawn from, so a case gets the same
+/// evaluation whichever cases ran before it (CASES.md: any order of cases). Every field is
+/// length-prefixed, so two different cases never feed the same byte sequence.
+class ContentHash {
+ public:
+  void bytes(const void* data, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) h_ = (h_ ^ p[i]) * 0x100000001b3ULL;
+  }
+  void number(std::uint64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+    bytes(b, sizeof b);
+  }
+  void text(std::string_view s) {
+    number(s.size());
+    bytes(s.data(), s.size());
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+std::uint64_t case_content_hash(const Case& c) {
+  ContentHash h;
+  h.number(static_cast<std::uint64_t>(c.op));
+  h.text(c.pattern);
+  h.number(c.reduction.has_value());
+  h.text(c.reduction.value_or(""));
+  h.number(c.axis_lengths.size());
+  for (const auto& [name, length] : c.axis_lengths) {
+    h.text(name);
+    h.number(static_cast<std::uint64_t>(length));
+  }
+  h.number(static_cast<std::uint64_t>(c.dtype));
+  h.number(c.inputs.size());
+  for (const Tensor& t : c.inputs) {
+    h.number(static_cast<std::uint64_t>(t.dtype()));
+    h.number(t.shape().size());
+    for (const std::int64_t length : t.shape()) h.number(static_cast<std::uint64_t>(length));
+    const auto raw = t.bytes();
+    h.number(raw.size());
+    h.bytes(raw.data(), raw.size());
+  }
+  return h.value();
+}
+
 class ShuffleBackend final : public Backend {
  public:
   explicit ShuffleBackend(const ShuffleOptions& options) : options_(options) {
@@ -567,7 +617,7 @@ class ShuffleBackend final : public Backend {
     for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
     auto checked = check_einsum(c.pattern, shapes, options_.limits);
     if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    Rng rng(Rng::mix(options_.seed, calls_++));
+    Rng rng(Rng::mix(options_.seed, case_content_hash(c)));
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
       using T = decltype(tag);
       if constexpr (std::is_same_v<T, Bool8>) {
@@ -583,7 +633,7 @@ class ShuffleBackend final : public Backend {
     auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype,
                                 options_.limits);
     if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    Rng rng(Rng::mix(options_.seed, calls_++));
+    Rng rng(Rng::mix(options_.seed, case_content_hash(c)));
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
       return evaluate_reduce<decltype(tag)>(*checked, c.inputs[0], rng);
     });
@@ -592,7 +642,6 @@ class ShuffleBackend final : public Backend {
  private:
   ShuffleOptions options_;
   Capabilities caps_;
-  std::uint64_t calls_ = 0;
 };
 
 }  // namespace

@@ -80,16 +80,7 @@ void run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
       detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
 
   const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
-  std::int64_t work = 0;
-  if (__builtin_mul_overflow(plan.output_size, plan.contraction_size, &work)) work = INT64_MAX;
-  unsigned tasks = 1;
-  // Asking the OS for the core count costs microseconds: only when the answer can matter.
-  if (outer > 1 && (options.tasks != 0 || task_count(outer, work, 2) > 1)) {
-    const unsigned threads = resolve_threads(options.threads);
-    tasks = options.tasks != 0
-                ? static_cast<unsigned>(std::min<std::int64_t>({options.tasks, outer, threads}))
-                : task_count(outer, work, threads);
-  }
+  const unsigned tasks = chunk_count(plan, options);
   if (tasks <= 1) {
     chunk({&nest, x.data(), y, 0, nest.out_len[0]});
     return;
@@ -121,6 +112,18 @@ void run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
 }
 
 }  // namespace
+
+unsigned chunk_count(const EinsumPlan& plan, const ExecOptions& options) noexcept {
+  if (plan.output_size == 0 || plan.contraction_size == 0) return 0;
+  const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
+  std::int64_t work = 0;
+  if (__builtin_mul_overflow(plan.output_size, plan.contraction_size, &work)) work = INT64_MAX;
+  // Asking the OS for the core count costs microseconds: only when the answer can matter.
+  if (outer <= 1 || (options.tasks == 0 && task_count(outer, work, 2) <= 1)) return 1;
+  const unsigned threads = resolve_threads(options.threads);
+  return options.tasks != 0 ? static_cast<unsigned>(std::min<std::int64_t>({options.tasks, outer, threads}))
+                            : task_count(outer, work, threads);
+}
 
 Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options) {
   if (plan.operands.empty()) harness_bug("an einsum needs at least one operand");

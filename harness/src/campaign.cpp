@@ -15,7 +15,7 @@
 #include <sstream>
 #include <thread>
 
-#include "einfuzz/harness/check_command.hpp"
+#include "einfuzz/harness/reproduce.hpp"
 
 namespace einfuzz {
 
@@ -56,6 +56,7 @@ class Shared {
   std::atomic<std::uint64_t> failures{0};
   std::atomic<std::uint64_t> unshrunk{0};
   std::atomic<std::uint64_t> skipped{0};
+  std::atomic<std::uint64_t> unconfirmed{0};
   std::atomic<bool> stop{false};
 
   /// Takes one unit of the shrink budget of (backend, kind); false when it is spent.
@@ -131,8 +132,11 @@ class Shared {
   std::vector<CaseRecord> records_;
 };
 
-Finding shrink_finding(const Case& generated, std::uint64_t index, Backend& backend, const Verdict& verdict,
-                       Shared& shared, Clock::time_point deadline) {
+/// The shrunk finding, or nullopt when its shrunk case, re-run, is no longer a failing verdict of the
+/// original kind (then nothing is stored: a stored case must reproduce).
+std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index, std::size_t backend_index,
+                                      Backend& backend, const Verdict& verdict, Shared& shared,
+                                      Clock::time_point deadline) {
   const CampaignOptions& o = shared.options();
   Finding f;
   f.case_index = index;
@@ -153,6 +157,7 @@ Finding shrink_finding(const Case& generated, std::uint64_t index, Backend& back
   Backend* one[] = {&backend};
   const CaseOutcome final_outcome = run_case(f.shrunk, one, o.run);
   const Verdict& final_verdict = final_outcome.backends.at(0).verdict;
+  if (!is_failure(final_verdict.kind) || final_verdict.kind != verdict.kind) return std::nullopt;
   f.verdict = final_verdict.label();
   f.detail = final_verdict.detail;
   f.shrunk.expect_error = final_outcome.rejection ? std::string(code_name(final_outcome.rejection->code)) : "";
@@ -163,7 +168,8 @@ Finding shrink_finding(const Case& generated, std::uint64_t index, Backend& back
                      {"verdict", f.verdict},
                      {"found", today_utc()}};
   f.file = o.corpus / case_file_name(f.shrunk);
-  f.reproduce = o.command + " check --case " + shell_quote(f.file.string()) + " --backend " + shell_quote(f.backend);
+  const std::string spec = backend_index < o.backend_specs.size() ? o.backend_specs[backend_index] : f.backend;
+  f.reproduce = reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options});
   return f;
 }
 
@@ -192,7 +198,11 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
         ++shared.unshrunk;
         continue;
       }
-      shared.add_finding(shrink_finding(c, i, *backends[b], v, shared, deadline));
+      if (auto f = shrink_finding(c, i, b, *backends[b], v, shared, deadline)) {
+        shared.add_finding(std::move(*f));
+      } else {
+        ++shared.unconfirmed;
+      }
     }
     ++shared.cases;
     if (o.record_verdicts) {
@@ -324,6 +334,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.failures = shared.failures;
   result.unshrunk = shared.unshrunk;
   result.skipped = shared.skipped;
+  result.unconfirmed = shared.unconfirmed;
   for (std::size_t b = 0; b < names.size(); ++b) {
     std::array<std::uint64_t, kVerdictKinds> row{};
     for (std::size_t k = 0; k < kVerdictKinds; ++k) row[k] = shared.count(b, static_cast<VerdictKind>(k));

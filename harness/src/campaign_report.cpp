@@ -81,10 +81,15 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
   }
   out << r.failures << " failing verdicts, " << r.findings.size() << " distinct findings";
   if (r.unshrunk) out << " (" << r.unshrunk << " failures over the shrink limit were not shrunk)";
-  out << ":\n";
+  out << (r.findings.empty() ? "\n" : ":\n");
   for (const Finding& f : r.findings) {
     out << "  " << f.backend << "  " << f.verdict << "  " << f.file.string() << "  (case " << f.case_index << ")\n"
         << "    reproduce: " << f.reproduce << "\n";
+  }
+  if (r.unconfirmed) {
+    out << r.unconfirmed << (r.unconfirmed == 1 ? " failure" : " failures")
+        << " did not fail again when its shrunk case was re-run on the same backend (a flaky or stateful "
+           "backend): not a finding, not stored\n";
   }
 }
 
@@ -100,6 +105,7 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["failures"] = r.failures;
   j["unshrunk_failures"] = r.unshrunk;
   j["skipped_cases"] = r.skipped;
+  j["unconfirmed_failures"] = r.unconfirmed;
   j["backends"] = nlohmann::ordered_json::array();
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/values.hpp"
 
 namespace einfuzz {
@@ -86,30 +87,13 @@ struct Prepared {
 
 Result<Prepared> prepare(const CheckCommand& cmd) {
   Prepared p;
-  // In order; one --backend per cmd: item (it extends to the end of its argument).
-  std::string backends_flag;
-  if (cmd.backends != std::vector<std::string>{"fused"}) {
-    std::string list;
-    const auto flush = [&] {
-      if (!list.empty()) backends_flag += " --backend " + shell_quote(list);
-      list.clear();
-    };
-    for (const auto& b : cmd.backends) {
-      if (b.rfind("cmd:", 0) == 0) {
-        flush();
-        backends_flag += " --backend " + shell_quote(b);
-      } else {
-        list += (list.empty() ? "" : ",") + b;
-      }
-    }
-    flush();
-  }
-  if (cmd.backend_options.isolate) backends_flag += " --isolate";
+  // Everything besides the case that decides the verdicts travels with the command.
+  const ReproduceContext context{"build/einfuzz", cmd.backends, cmd.run, cmd.backend_options};
   if (!cmd.case_file.empty()) {
     auto c = read_case_file(cmd.case_file, cmd.run.limits);
     if (!c) return std::move(c).error();
     p.c = std::move(*c);
-    p.reproduce = "build/einfuzz check --case " + shell_quote(cmd.case_file) + backends_flag;
+    p.reproduce = reproduce_command(cmd.case_file, context);
     return p;
   }
   if (!cmd.shapes) {
@@ -131,13 +115,10 @@ Result<Prepared> prepare(const CheckCommand& cmd) {
   if (!cmd.reduce && !cmd.axes.empty()) {
     return make_diagnostic(Code::invalidArgument, "--axis supplies reduce axis lengths; it needs --reduce KIND");
   }
-  std::string reduce_flags;
-  if (cmd.reduce) reduce_flags += " --reduce " + shell_quote(*cmd.reduce);
   for (const std::string& a : cmd.axes) {
     auto axis = parse_axis_length(a);
     if (!axis) return std::move(axis).error();
     p.c.axis_lengths.push_back(std::move(*axis));
-    reduce_flags += " --axis " + shell_quote(a);
   }
   p.c.pattern = cmd.pattern;
   p.c.dtype = *dtype;
@@ -145,9 +126,8 @@ Result<Prepared> prepare(const CheckCommand& cmd) {
     p.c.inputs.push_back(make_values(*dtype, (*shapes)[k], *mode, cmd.seed, k));
   }
   p.c.origin = {{"seed", std::to_string(cmd.seed)}, {"values", cmd.values}};
-  p.reproduce = "build/einfuzz check" + reduce_flags + " " + shell_quote(cmd.pattern) + " --shapes " + shell_quote(*cmd.shapes) +
-                " --dtype " + cmd.dtype + " --values " + cmd.values + " --seed " + std::to_string(cmd.seed) +
-                backends_flag;
+  p.reproduce = reproduce_command(
+      CaseFlags{cmd.pattern, cmd.reduce, cmd.axes, *cmd.shapes, cmd.dtype, cmd.values, cmd.seed}, context);
   return p;
 }
 

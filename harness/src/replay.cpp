@@ -91,7 +91,12 @@ std::vector<std::string> reasons(const ReplayEntry& e) {
 
 }  // namespace
 
-void write_replay_table(const ReplayResult& r, std::ostream& out, std::string_view command) {
+std::string replay_reproduce(const ReplayResult& r, const ReplayEntry& e, ReproduceContext context) {
+  if (context.backends.empty()) context.backends = r.backends;
+  return reproduce_command(e.file, context);
+}
+
+void write_replay_table(const ReplayResult& r, std::ostream& out, const ReproduceContext& context) {
   std::size_t file_w = 4, expect_w = 6, ref_w = 9;
   for (const ReplayEntry& e : r.entries) {
     file_w = std::max(file_w, e.file.size());
@@ -121,10 +126,7 @@ void write_replay_table(const ReplayResult& r, std::ostream& out, std::string_vi
     if (e.passed) continue;
     out << "\nFAIL " << e.file << "\n";
     for (const std::string& reason : reasons(e)) out << "  " << reason << "\n";
-    if (!e.unreadable) {
-      out << "  reproduce: " << command << " check --case " << shell_quote(e.file) << " --backend " << shell_quote(backends)
-          << "\n";
-    }
+    if (!e.unreadable) out << "  reproduce: " << replay_reproduce(r, e, context) << "\n";
   }
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.2f", r.seconds);
@@ -133,7 +135,7 @@ void write_replay_table(const ReplayResult& r, std::ostream& out, std::string_vi
       << " passed, " << r.failed << " failed\n";
 }
 
-std::string replay_report_json(const ReplayResult& r) {
+std::string replay_report_json(const ReplayResult& r, const ReproduceContext& context) {
   nlohmann::ordered_json j;
   j["format"] = "einfuzz-replay-report/1";
   j["cases"] = r.entries.size();
@@ -150,6 +152,7 @@ std::string replay_report_json(const ReplayResult& r) {
     }
     if (e.unreadable) entry["unreadable"] = render(*e.unreadable);
     if (e.expect_failure) entry["expect_failure"] = *e.expect_failure;
+    if (!e.passed && !e.unreadable) entry["reproduce"] = replay_reproduce(r, e, context);
     j["entries"].push_back(std::move(entry));
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

@@ -66,30 +66,7 @@ Subcommand add_check(CLI::App& app) {
                   "backends to judge, comma-separated (repeatable; default fused; see `einfuzz backends`)")
       ->allow_extra_args(false);
   cmd->add_flag("--json", check->json, "print one JSON document instead of the table");
-  cmd->add_flag("--isolate", check->backend_options.isolate,
-                "run each in-process backend in a forked worker (per-case timeout, address-space limit): "
-                "a crash or hang becomes a verdict");
-  cmd->add_option("--timeout", check->backend_options.timeout_seconds,
-                  "per-case timeout in seconds of cmd:/numpy backends and --isolate workers")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--threads", check->run.exec.threads, "fused threads (0 = hardware concurrency)")
-      ->capture_default_str();
-  cmd->add_option("--tile", check->run.exec.tile_width, "fused tile width: 1, 4 or 8")
-      ->check(CLI::IsMember({1, 4, 8}))
-      ->capture_default_str();
-  cmd->add_flag("--strict-nan-payload", check->run.judge.strict_nan_payload, "compare NaN sign and payload bits too");
-  cmd->add_flag("--strict-signed-zero", check->run.strict_signed_zero,
-                "any-order oracle: a wrong sign of zero is a mismatch, not a note");
-  cmd->add_option("--shuffle-seed", check->run.shuffle_seed, "seed of the shuffle backend's choices")
-      ->capture_default_str();
-  cmd->add_option("--max-tensor-elements", check->run.limits.max_tensor_elements, "limit on any one tensor's elements")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  cmd->add_option("--max-materialised-elements", check->run.limits.max_materialised_elements,
-                  "limit on the elements the reference materialises")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_verdict_options(cmd, check->run, check->backend_options);
 
   return {cmd, [cmd, check, backend_lists] {
             if (check->case_file.empty() && cmd->count("pattern") == 0) {

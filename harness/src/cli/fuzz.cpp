@@ -9,6 +9,7 @@
 
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/reproduce.hpp"
 #include "subcommand.hpp"
 
 namespace einfuzz::cli {
@@ -58,7 +59,7 @@ Subcommand add_fuzz(CLI::App& app) {
     std::uint64_t cases = 0;
     std::string corpus = "corpus/found";
     std::string report, junit;
-    bool isolate = false, no_store = false, quiet = false;
+    bool no_store = false, quiet = false;
   };
   auto st = std::make_shared<State>();
   CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzz campaign: generate, run, judge, shrink and store every failure");
@@ -75,7 +76,6 @@ Subcommand add_fuzz(CLI::App& app) {
   cmd->add_flag("--no-store", st->no_store, "do not write findings into the corpus");
   cmd->add_option("--report", st->report, "write a JSON report to FILE");
   cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per backend) to FILE");
-  cmd->add_flag("--isolate", st->isolate, "run each backend call in a child process (crash/timeout verdicts)");
   cmd->add_option("--invalid-percent", st->options.gen.invalid_percent, "percent of deliberately invalid cases")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
@@ -91,15 +91,12 @@ Subcommand add_fuzz(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-findings", st->options.max_findings, "stop after this many distinct findings (0: never)")
       ->capture_default_str();
-  cmd->add_option("--shuffle-seed", st->options.run.shuffle_seed, "seed of the shuffle backend's choices")
-      ->capture_default_str();
-  cmd->add_flag("--strict-signed-zero", st->options.run.strict_signed_zero,
-                "any-order oracle: a wrong sign of zero is a mismatch, not a note");
+  add_verdict_options(cmd, st->options.run, st->options.backend_options);
   cmd->add_flag("--quiet", st->quiet, "no progress line");
 
   return {cmd, [cmd, st, seconds, cases] {
             CampaignOptions& o = st->options;
-            if (st->isolate) {
+            if (o.backend_options.isolate) {
               std::cerr << "error[invalidArgument]: --isolate is not available yet: process isolation has not "
                            "landed in this build (the campaign runs backends in-process)\n";
               return 2;
@@ -121,8 +118,9 @@ Subcommand add_fuzz(CLI::App& app) {
               for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
             }
             if (specs.empty()) specs = {"all"};
+            o.backend_specs = expand_backend_specs(specs);
             // Build once up front, so a bad spec is reported before anything runs.
-            if (auto probe = make_backends(specs, o.run); !probe) {
+            if (auto probe = make_backends(specs, o.run, o.backend_options); !probe) {
               std::cerr << render(probe.error()) << "\n";
               return 2;
             }
@@ -131,7 +129,7 @@ Subcommand add_fuzz(CLI::App& app) {
                       << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs") << ", corpus "
                       << (o.store ? o.corpus.string() : std::string("(not stored)")) << "\n";
             auto result = run_campaign(
-                o, [&] { return make_backends(specs, o.run); },
+                o, [&] { return make_backends(specs, o.run, o.backend_options); },
                 {st->quiet ? nullptr : &std::cerr, ::isatty(STDERR_FILENO) != 0, terminal_width()});
             if (!result) {
               std::cerr << render(result.error()) << "\n";

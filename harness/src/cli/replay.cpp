@@ -39,6 +39,7 @@ Subcommand add_replay(CLI::App& app) {
     std::vector<std::string> backend_lists;
     std::string json, junit;
     RunOptions run;
+    BackendSpecOptions backend_options;
   };
   auto st = std::make_shared<State>();
   CLI::App* cmd = app.add_subcommand("replay", "Replay stored cases: check their expect and every backend's verdict");
@@ -48,7 +49,7 @@ Subcommand add_replay(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--json", st->json, "write a JSON report to FILE ('-': standard output, no table)");
   cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per case) to FILE");
-  cmd->add_option("--shuffle-seed", st->run.shuffle_seed, "seed of the shuffle backend's choices")->capture_default_str();
+  add_verdict_options(cmd, st->run, st->backend_options);
 
   return {cmd, [st] {
             auto files = collect_case_files(st->paths);
@@ -61,7 +62,7 @@ Subcommand add_replay(CLI::App& app) {
               for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
             }
             if (specs.empty()) specs = {"all"};
-            auto owned = make_backends(specs, st->run);
+            auto owned = make_backends(specs, st->run, st->backend_options);
             if (!owned) {
               std::cerr << render(owned.error()) << "\n";
               return 2;
@@ -69,9 +70,10 @@ Subcommand add_replay(CLI::App& app) {
             std::vector<Backend*> backends;
             for (const auto& b : *owned) backends.push_back(b.get());
             const ReplayResult result = replay_cases(*files, backends, st->run);
-            if (st->json != "-") write_replay_table(result, std::cout);
+            const ReproduceContext context{"build/einfuzz", expand_backend_specs(specs), st->run, st->backend_options};
+            if (st->json != "-") write_replay_table(result, std::cout, context);
             bool ok = true;
-            if (!st->json.empty()) ok &= write_report(st->json, replay_report_json(result));
+            if (!st->json.empty()) ok &= write_report(st->json, replay_report_json(result, context));
             if (!st->junit.empty()) ok &= write_report(st->junit, replay_report_junit(result));
             if (!ok) return 2;
             return result.failed > 0 ? 1 : 0;

@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "einfuzz/harness/backend_registry.hpp"
-#include "einfuzz/harness/check_command.hpp"
+#include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/shrink.hpp"
 #include "subcommand.hpp"
 
@@ -36,6 +36,7 @@ Subcommand add_shrink(CLI::App& app) {
     std::string out;
     ShrinkOptions shrink;
     RunOptions run;
+    BackendSpecOptions backend_options;
   };
   auto st = std::make_shared<State>();
   CLI::App* cmd = app.add_subcommand("shrink", "Shrink a failing case file, keeping its verdict class on one backend");
@@ -44,7 +45,7 @@ Subcommand add_shrink(CLI::App& app) {
   cmd->add_option("--backend", st->backend, "the backend it fails on")->capture_default_str();
   cmd->add_option("--out", st->out, "write the shrunk case to FILE (default: standard output)");
   cmd->add_option("--max-attempts", st->shrink.max_attempts, "candidates to try at most")->capture_default_str();
-  cmd->add_option("--shuffle-seed", st->run.shuffle_seed, "seed of the shuffle backend's choices")->capture_default_str();
+  add_verdict_options(cmd, st->run, st->backend_options);
 
   return {cmd, [st] {
             auto c = read_case_file(st->case_file, st->run.limits);
@@ -53,7 +54,7 @@ Subcommand add_shrink(CLI::App& app) {
               return 2;
             }
             const std::vector<std::string> specs = {st->backend};
-            auto owned = make_backends(specs, st->run);
+            auto owned = make_backends(specs, st->run, st->backend_options);
             if (!owned) {
               std::cerr << render(owned.error()) << "\n";
               return 2;
@@ -93,8 +94,9 @@ Subcommand add_shrink(CLI::App& app) {
               std::cerr << "error[invalidArgument]: cannot write '" << st->out << "'\n";
               return 2;
             }
-            std::cerr << "reproduce: build/einfuzz check --case " << shell_quote(st->out) << " --backend "
-                      << shell_quote(std::string(backend.name())) << "\n";
+            std::cerr << "reproduce: "
+                      << reproduce_command(st->out, {"build/einfuzz", {st->backend}, st->run, st->backend_options})
+                      << "\n";
             return 0;
           }};
 }

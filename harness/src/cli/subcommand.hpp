@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/run.hpp"
+
 namespace einfuzz::cli {
 
 struct Subcommand {
@@ -20,6 +23,10 @@ Subcommand add_fuzz(CLI::App& app);
 Subcommand add_shrink(CLI::App& app);
 Subcommand add_replay(CLI::App& app);
 Subcommand add_backends(CLI::App& app);
+
+/// Registers the verdict-deciding options (fused knobs, judge strictness, shuffle seed, size limits,
+/// --timeout, --isolate) on `cmd`; reproduce commands spell them (reproduce.hpp).
+void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& backend_options);
 
 /// Splits a --backend value: comma-separated names, except that a `cmd:` item extends to the end
 /// of the value (PROTOCOL.md A), so its command line may contain commas.

@@ -13,7 +13,7 @@ namespace einfuzz {
 
 /// What the shuffle backend may do; the defaults are everything a correct any-order backend may do.
 struct ShuffleOptions {
-  std::uint64_t seed = 1;  ///< with a per-call counter, selects every random choice (reproducible)
+  std::uint64_t seed = 1;  ///< with the case's content, selects every random choice (reproducible)
   bool factoring = true;   ///< pairwise contraction paths, labels summed inside one operand first
   bool fma = true;         ///< a product's last multiplication may be fused into the addition
   bool wider = true;       ///< f32 may be accumulated in f64, f64 in long double (rounded once)
@@ -25,8 +25,9 @@ struct ShuffleOptions {
 /// fibre in a random order: sum as a random tree, prod as a random association, mean as that sum
 /// then ÷n or ×(1/n), min/max with NaN propagating and either sign on a ±0 tie. An empty
 /// contraction gives +0 (0 for integers) on every path; integers wrap, so they are exact.
-/// Call n of `run` draws its choices from `Rng::mix(seed, n)`: the same seed and the same sequence
-/// of cases give the same results.
+/// A case draws its choices from `Rng::mix(seed, hash of the case's content)` (op, pattern,
+/// reduction, supplied lengths, dtype, shapes, value bytes): the same seed and case give the same
+/// result in any order of cases, on any machine.
 std::unique_ptr<Backend> make_shuffle_backend(const ShuffleOptions& options);
 
 /// make_shuffle_backend with every freedom enabled.

@@ -52,6 +52,12 @@ EinsumPlan compile(const CheckedEinsum& einsum);
 /// empty contractions never read an operand; the result is bitwise equal to the reference.
 Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options = {});
 
+/// How many contiguous chunks of the first output axis `execute(plan, …, options)` runs (each on its
+/// own thread when there are several): 0 when it evaluates nothing (an empty output or contraction),
+/// 1 for a rank-0 output or O[0] of length 1, else `tasks` capped by O[0] and the threads, or the
+/// §9 policy when `tasks` is 0.
+unsigned chunk_count(const EinsumPlan& plan, const ExecOptions& options) noexcept;
+
 /// The §9 task-count policy: 1 task below 1,000,000 units of work, else min(outer, 4 + log2(work/1e6)),
 /// capped by `max_threads`.
 unsigned task_count(std::int64_t outer, std::int64_t work, unsigned max_threads) noexcept;

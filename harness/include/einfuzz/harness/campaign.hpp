@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "einfuzz/backends/backend.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/generate.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "einfuzz/harness/shrink.hpp"
@@ -45,10 +46,15 @@ struct CampaignOptions {
   std::uint64_t max_findings = 0;        ///< stop after this many distinct findings (0: never)
   bool record_verdicts = false;          ///< keep every case's verdict labels (tests, determinism)
   std::string command = "build/einfuzz"; ///< how reproduce commands spell the CLI
+  /// Per backend (in the factory's order), the spec that builds it (`all` expanded): what reproduce
+  /// commands name. Empty: the backends' names.
+  std::vector<std::string> backend_specs;
+  BackendSpecOptions backend_options;    ///< how the factory runs them (--timeout): also reproduced
   double progress_interval = 0.5;        ///< seconds between progress updates
 };
 
-/// One distinct failure, after shrinking.
+/// One distinct failure, after shrinking: its shrunk case, re-run on the same backend, got a failing
+/// verdict of the same kind (a case that no longer fails is never a finding).
 struct Finding {
   std::uint64_t case_index = 0;   ///< the generated case it was first seen on
   std::string backend;
@@ -80,6 +86,9 @@ struct CampaignResult {
   std::uint64_t failures = 0;       ///< failing verdicts, before deduplication
   std::uint64_t unshrunk = 0;       ///< failing verdicts over the shrink limit
   std::uint64_t skipped = 0;        ///< cases over a harness limit (SEMANTICS §13.4): run on no backend
+  /// Shrunk failures whose re-run (a fresh run_case on the same backend) was not a failing verdict of
+  /// the same kind: not findings, not stored (a flaky or stateful backend).
+  std::uint64_t unconfirmed = 0;
   std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
 
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }

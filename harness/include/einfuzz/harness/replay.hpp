@@ -11,6 +11,7 @@
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/run.hpp"
 
 namespace einfuzz {
@@ -42,12 +43,18 @@ struct ReplayResult {
 ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::span<Backend* const> backends,
                           const RunOptions& options);
 
+/// The command that reproduces a replayed case: its file on `context`'s backends with its options
+/// (reproduce.hpp); when `context` names no backend, the result's backend names.
+std::string replay_reproduce(const ReplayResult& result, const ReplayEntry& entry, ReproduceContext context);
+
 /// One row per case (expect, the reference's conclusion, each backend's verdict, ok/FAIL), then a
 /// line per failure with its reason and the command that reproduces it, then the totals.
-void write_replay_table(const ReplayResult& result, std::ostream& out, std::string_view command = "build/einfuzz");
+void write_replay_table(const ReplayResult& result, std::ostream& out,
+                        const ReproduceContext& context = {.backends = {}});
 
-/// {"cases": n, "failed": n, "backends": […], "entries": [{file, expect, reference, verdicts, status}]}.
-std::string replay_report_json(const ReplayResult& result);
+/// {"cases": n, "failed": n, "backends": […], "entries": [{file, expect, reference, verdicts, status,
+/// and for a failed readable case its reproduce command}]}.
+std::string replay_report_json(const ReplayResult& result, const ReproduceContext& context = {.backends = {}});
 
 /// JUnit XML: one testcase per case file, failing with the reason.
 std::string replay_report_junit(const ReplayResult& result);
