@@ -18,13 +18,14 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] ARTIFACT\n"
+    "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] [--backend SPEC]... ARTIFACT\n"
     "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff\n"
     "          (or einsum | reduce | pattern | backends)\n"
     "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o). Then runs it\n"
     "  as TARGET does and prints, on stderr, one line 'verdict: BACKEND LABEL' per backend and, with\n"
     "  -o, the line 'reproduce: einfuzz check --case OUT --backend ... <knobs>' (tile width, tasks,\n"
-    "  threads, shuffle seed as the target drew them) that gets the same verdicts.\n";
+    "  threads, shuffle seed as the target drew them) that gets the same verdicts. --backend SPEC\n"
+    "  (repeatable; e.g. plugin:/abs/libmine.so) also runs and names that backend, with the same knobs.\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n%s", message.c_str(), kUsage);
@@ -37,10 +38,13 @@ int main(int argc, char** argv) {
   using namespace einfuzz;
   using namespace einfuzz::fuzz;
   std::string target, out_path, artifact;
+  std::vector<std::string> extra_backends;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if ((arg == "--target" || arg == "-t") && i + 1 < argc) {
       target = argv[++i];
+    } else if (arg == "--backend" && i + 1 < argc) {
+      extra_backends.emplace_back(argv[++i]);
     } else if (arg == "-o" && i + 1 < argc) {
       out_path = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
@@ -110,6 +114,7 @@ int main(int argc, char** argv) {
   } else {
     setup.backends = {"fused"};
   }
+  setup.backends.insert(setup.backends.end(), extra_backends.begin(), extra_backends.end());
   auto owned = make_backends(setup.backends, setup.run);
   if (!owned) {
     std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n", render(owned.error()).c_str());

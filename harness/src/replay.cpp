@@ -135,6 +135,18 @@ void write_replay_table(const ReplayResult& r, std::ostream& out, const Reproduc
       << " passed, " << r.failed << " failed\n";
 }
 
+void write_replay_table(const ReplayResult& r, std::ostream& out) {
+  ReproduceContext names;
+  names.backends.clear();
+  write_replay_table(r, out, names);
+}
+
+std::string replay_report_json(const ReplayResult& r) {
+  ReproduceContext names;
+  names.backends.clear();
+  return replay_report_json(r, names);
+}
+
 std::string replay_report_json(const ReplayResult& r, const ReproduceContext& context) {
   nlohmann::ordered_json j;
   j["format"] = "einfuzz-replay-report/1";

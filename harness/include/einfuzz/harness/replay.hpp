@@ -49,12 +49,15 @@ std::string replay_reproduce(const ReplayResult& result, const ReplayEntry& entr
 
 /// One row per case (expect, the reference's conclusion, each backend's verdict, ok/FAIL), then a
 /// line per failure with its reason and the command that reproduces it, then the totals.
-void write_replay_table(const ReplayResult& result, std::ostream& out,
-                        const ReproduceContext& context = {.backends = {}});
+void write_replay_table(const ReplayResult& result, std::ostream& out, const ReproduceContext& context);
+/// As above, reproducing on the result's backend names with default options.
+void write_replay_table(const ReplayResult& result, std::ostream& out);
 
 /// {"cases": n, "failed": n, "backends": […], "entries": [{file, expect, reference, verdicts, status,
 /// and for a failed readable case its reproduce command}]}.
-std::string replay_report_json(const ReplayResult& result, const ReproduceContext& context = {.backends = {}});
+std::string replay_report_json(const ReplayResult& result, const ReproduceContext& context);
+/// As above, reproducing on the result's backend names with default options.
+std::string replay_report_json(const ReplayResult& result);
 
 /// JUnit XML: one testcase per case file, failing with the reason.
 std::string replay_report_junit(const ReplayResult& result);
