@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Turns a libFuzzer crash artifact of a structured target into a readable case file (beside the
-# artifact, as <artifact>.case.json) and prints the command that replays it.
+# artifact, as <artifact>.case.json); the tool prints the target's verdicts and the `einfuzz check`
+# command (with the knobs the target drew) that reproduces them.
 # usage: scripts/fuzz-artifact-to-case.sh TARGET ARTIFACT [BUILD_DIR]
 #   TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff; BUILD_DIR: any build with fuzz/
 #   (default: build-fuzz, else build).
@@ -26,4 +27,3 @@ fi
 out="$artifact.case.json"
 "$tool" --target "$target" -o "$out" "$artifact"
 echo "replay the input:  $build/fuzz/$target $artifact"
-echo "check the case:    $root/build/einfuzz check --case $out --backend fused,shuffle"
