@@ -7,7 +7,7 @@
 #   (default: build-fuzz, else build).
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '3,5p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '5,7p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 target=$1
