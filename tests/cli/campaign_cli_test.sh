@@ -42,6 +42,13 @@ check "same seed and cases: the same verdict counts (jobs 1 and 2)" \
 check "nothing stored when nothing was found" test ! -e corpus/found
 expect 0 "fuzz 0." -- fuzz --seconds 1 --backend fused,shuffle --no-store
 expect 0 "--isolate" -- fuzz --help
+# Every subcommand that runs cases accepts every verdict-deciding option its reproduce commands print.
+for sub in check fuzz replay shrink; do
+  for option in --threads --tile --tasks --strict-nan-payload --strict-signed-zero --shuffle-seed --max-operands \
+                --max-labels --max-tensor-elements --max-materialised-elements --timeout --isolate; do
+    expect 0 "$option" -- "$sub" --help
+  done
+done
 
 # Bad usage: exit 2 with a diagnostic.
 expect 2 "--isolate is not available yet" -- fuzz --isolate --cases 1

@@ -11,7 +11,8 @@ void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& bac
       ->check(CLI::IsMember({1, 4, 8}))
       ->capture_default_str();
   cmd->add_option("--tasks", run.exec.tasks,
-                  "fused output chunks: 0 = the SEMANTICS §9 policy, else min(TASKS, outer length, threads)")
+                  "fused output chunks: 0 = the SEMANTICS §9 policy, else min(TASKS, threads, the first output "
+                  "axis's length (einsum) or the output's size (reduce))")
       ->capture_default_str();
   cmd->add_flag("--strict-nan-payload", run.judge.strict_nan_payload, "compare NaN sign and payload bits too");
   cmd->add_flag("--strict-signed-zero", run.strict_signed_zero,
