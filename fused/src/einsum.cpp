@@ -4,11 +4,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
+#include "einfuzz/core/scalar.hpp"
 #include "einfuzz/fused/einsum.hpp"
 #include "kernel.hpp"
 #include "loop_nest.hpp"
@@ -60,8 +62,9 @@ unsigned resolve_threads(unsigned requested) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+/// Runs the kernels over every chunk; true when some chunk wrote a NaN.
 template <class T>
-void run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options,
+bool run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options,
          Tensor& result) {
   const detail::LoopNest nest(plan);
   const auto n = static_cast<std::size_t>(nest.operands);
@@ -82,8 +85,9 @@ void run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
   const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
   const unsigned tasks = chunk_count(plan, options);
   if (tasks <= 1) {
-    chunk({&nest, x.data(), y, 0, nest.out_len[0]});
-    return;
+    bool nan_seen = false;
+    chunk({&nest, x.data(), y, 0, nest.out_len[0], &nan_seen});
+    return nan_seen;
   }
 
   // Contiguous balanced chunks of O[0]: the first outer % tasks chunks get one more coordinate.
@@ -91,10 +95,11 @@ void run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
   const std::int64_t extra = outer % tasks;
   std::vector<detail::ChunkArgs<T>> chunks;
   chunks.reserve(tasks);
+  const std::unique_ptr<bool[]> nan_seen(new bool[tasks]());  // one flag per chunk: no shared writes
   std::int64_t lo = 0;
   for (unsigned t = 0; t < tasks; ++t) {
     const std::int64_t hi = lo + base + (t < extra ? 1 : 0);
-    chunks.push_back({&nest, x.data(), y, lo * nest.outer_unit, hi * nest.outer_unit});
+    chunks.push_back({&nest, x.data(), y, lo * nest.outer_unit, hi * nest.outer_unit, &nan_seen[t]});
     lo = hi;
   }
   {
@@ -109,6 +114,51 @@ void run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
     }
     chunk(chunks[0]);
   }  // jthreads join here
+  return std::any_of(nan_seen.get(), nan_seen.get() + tasks, [](bool b) { return b; });
+}
+
+/// The kernels use the hardware's `+` and `·`, which may return either NaN when both operands are
+/// NaN (the compiler commutes them). So every NaN output element is evaluated again in the exact
+/// order with scalar_add / scalar_mul, which keep the left operand's NaN (SEMANTICS §13.10): NaN
+/// payloads then match the reference's too. Elements that are not NaN are already exact; the
+/// kernels report whether they wrote a NaN at all, so a NaN-free result costs nothing here.
+template <class T>
+void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs, Tensor& result) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const auto y = result.values<T>();
+    const std::size_t n = plan.operands.size();
+    const std::size_t out_rank = plan.output_shape.size();
+    const std::size_t c_rank = plan.contraction_shape.size();
+    std::vector<std::int64_t> coords(std::max(out_rank, c_rank)), base(n), off(n);
+    for (std::int64_t o = 0; o < plan.output_size; ++o) {
+      if (!(y[static_cast<std::size_t>(o)] != y[static_cast<std::size_t>(o)])) continue;
+      std::int64_t rest = o;  // output coordinates, row-major
+      for (std::size_t a = out_rank; a-- > 0;) {
+        coords[a] = rest % plan.output_shape[a];
+        rest /= plan.output_shape[a];
+      }
+      for (std::size_t m = 0; m < n; ++m) {
+        base[m] = 0;
+        for (std::size_t a = 0; a < out_rank; ++a) base[m] += coords[a] * plan.operands[m].output_strides[a];
+      }
+      T sum{};  // S := +0, then ((0 + P_0) + P_1) + … over C row-major (§6)
+      for (std::int64_t j = 0; j < plan.contraction_size; ++j) {
+        rest = j;
+        for (std::size_t m = 0; m < n; ++m) off[m] = base[m];
+        for (std::size_t a = c_rank; a-- > 0;) {
+          const std::int64_t c = rest % plan.contraction_shape[a];
+          rest /= plan.contraction_shape[a];
+          for (std::size_t m = 0; m < n; ++m) off[m] += c * plan.operands[m].contract_strides[a];
+        }
+        T product = inputs[0].values<T>()[static_cast<std::size_t>(off[0])];
+        for (std::size_t m = 1; m < n; ++m) {
+          product = scalar_mul(product, inputs[m].values<T>()[static_cast<std::size_t>(off[m])]);
+        }
+        sum = scalar_add(sum, product);
+      }
+      y[static_cast<std::size_t>(o)] = sum;
+    }
+  }
 }
 
 }  // namespace
@@ -138,7 +188,9 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
   check_reads(plan, inputs);
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, Bool8>) run<T>(plan, inputs, options, result);
+    if constexpr (!std::is_same_v<T, Bool8>) {
+      if (run<T>(plan, inputs, options, result)) repair_nan_payloads<T>(plan, inputs, result);
+    }
   });
   return result;
 }

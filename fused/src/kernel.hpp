@@ -1,6 +1,8 @@
 // The fused hot loops: one output chunk, width-W tiles along the last output loop, §6 order per lane.
 #pragma once
 
+#include <bit>
+
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -25,6 +27,7 @@ struct ChunkArgs {
   T* output;                ///< output base pointer
   std::int64_t begin;       ///< first position of output loop 0
   std::int64_t end;         ///< one past the last position of output loop 0
+  bool* nan_seen;           ///< set to whether the chunk wrote a NaN (whose payload execute repairs)
 };
 
 template <class T>
@@ -76,7 +79,7 @@ struct FixedOps {
     std::int64_t o[kCount];
     for (int k = 0; k < kCount; ++k) o[k] = off[k];
     for (std::int64_t t = 0; t < len; ++t) {
-      for (int l = 0; l < W; ++l) a[l] = scalar_add(a[l], product(x, o, lane_step, l));
+      for (int l = 0; l < W; ++l) a[l] = scalar_add_ieee(a[l], product(x, o, lane_step, l));
       for (int k = 0; k < kCount; ++k) o[k] += inner_step[k];
     }
     for (int l = 0; l < W; ++l) acc[l] = a[l];
@@ -89,7 +92,7 @@ struct FixedOps {
     constexpr Lane kinds[] = {K...};
     T p{};
     ((p = I == 0 ? lane_load<kinds[I]>(x[I], off[I], lane_step[I], lane)
-                 : scalar_mul(p, lane_load<kinds[I]>(x[I], off[I], lane_step[I], lane))),
+                 : scalar_mul_ieee(p, lane_load<kinds[I]>(x[I], off[I], lane_step[I], lane))),
      ...);
     return p;
   }
@@ -112,14 +115,14 @@ inline void load_lanes(T* p, const T* base, std::int64_t lane_step) noexcept {
 template <int W, class T>
 inline void mul_lanes(T* p, const T* base, std::int64_t lane_step) noexcept {
   if constexpr (W == 1) {
-    p[0] = scalar_mul(p[0], base[0]);
+    p[0] = scalar_mul_ieee(p[0], base[0]);
   } else if (lane_step == 0) {
     const T v = base[0];
-    for (int l = 0; l < W; ++l) p[l] = scalar_mul(p[l], v);
+    for (int l = 0; l < W; ++l) p[l] = scalar_mul_ieee(p[l], v);
   } else if (lane_step == 1) {
-    for (int l = 0; l < W; ++l) p[l] = scalar_mul(p[l], base[l]);
+    for (int l = 0; l < W; ++l) p[l] = scalar_mul_ieee(p[l], base[l]);
   } else {
-    for (int l = 0; l < W; ++l) p[l] = scalar_mul(p[l], base[l * lane_step]);
+    for (int l = 0; l < W; ++l) p[l] = scalar_mul_ieee(p[l], base[l * lane_step]);
   }
 }
 
@@ -158,7 +161,7 @@ struct AnyOps {
         load_lanes<W>(p, x[0] + o[0], lane_step[0]);
       }
       for (int k = first; k < n; ++k) mul_lanes<W>(p, x[k] + o[k], lane_step[k]);
-      for (int l = 0; l < W; ++l) a[l] = scalar_add(a[l], p[l]);
+      for (int l = 0; l < W; ++l) a[l] = scalar_add_ieee(a[l], p[l]);
       for (int k = h; k < n; ++k) o[k] += inner_step[k];
     }
     for (int l = 0; l < W; ++l) acc[l] = a[l];
@@ -215,8 +218,8 @@ struct AnyOps {
     for (std::int64_t t = 0; t < args.len; ++t) {
       for (int l = 0; l < W; ++l) {
         T p = prefix[l];
-        ((p = scalar_mul(p, lane_load<kinds[I]>(base[I], o[I], args.lane_step[I], l))), ...);
-        a[l] = scalar_add(a[l], p);
+        ((p = scalar_mul_ieee(p, lane_load<kinds[I]>(base[I], o[I], args.lane_step[I], l))), ...);
+        a[l] = scalar_add_ieee(a[l], p);
       }
       for (int i = 0; i < kM; ++i) o[i] += args.inner_step[i];
     }
@@ -239,7 +242,24 @@ struct Scratch {
   SmallArray<std::int64_t, 16> inner;      ///< operand offsets inside an inner pass (AnyOps)
   SmallArray<std::int64_t, 8> con_index;   ///< odometer of the outer contraction loops
   SmallArray<std::int64_t, 8> out_index;   ///< odometer of the outer output loops
+  bool nan = false;                        ///< some output written so far is NaN
 };
+
+/// 1 when `v` may be a NaN (its exponent is all ones: NaN or ±Inf), from its bits: integer
+/// equality compares vectorise on baseline SSE2 where `v != v` reductions do not; an Inf costs only
+/// a needless look in repair_nan_payloads.
+template <class T>
+inline std::uint32_t is_nan_bits(T v) noexcept {
+  if constexpr (std::is_same_v<T, float>) {
+    return (std::bit_cast<std::uint32_t>(v) & 0x7f800000u) == 0x7f800000u;
+  } else if constexpr (std::is_same_v<T, double>) {
+    // The high word holds the exponent: a 32-bit test (SSE2 has no 64-bit compare).
+    const auto hi = static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(v) >> 32);
+    return (hi & 0x7ff00000u) == 0x7ff00000u;
+  } else {
+    return 0;
+  }
+}
 
 /// Evaluates W consecutive outputs (lanes) starting at operand offsets `base`; each lane starts at
 /// +0 and adds its own products in row-major contraction order (SEMANTICS §6, §9).
@@ -274,7 +294,10 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
       if (j == static_cast<std::size_t>(-1)) break;
     }
   }
-  for (int l = 0; l < W; ++l) y[l] = acc[l];
+  for (int l = 0; l < W; ++l) {
+    y[l] = acc[l];
+    scratch.nan |= acc[l] != acc[l];  // in registers: cheaper than a pass over the output
+  }
 }
 
 /// One output row along the tile axis: full tiles of W lanes (then one 4-lane tile when W is 8 and
@@ -286,7 +309,14 @@ void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, s
              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
   if constexpr (W > 1 && Ops::kElementwiseRows) {
     if (nest.con_loops == 1 && nest.con_len[0] == 1) {
-      for (std::int64_t j = 0; j < len; ++j) y[j] = scalar_add(T{}, Ops::product(x, row, lane_step, j));
+      // An integer OR of the NaN test on the bits, kept local, so that the loop still vectorises.
+      std::uint32_t nan = 0;
+      for (std::int64_t j = 0; j < len; ++j) {
+        const T v = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
+        y[j] = v;
+        nan |= is_nan_bits(v);
+      }
+      scratch.nan |= nan != 0;
       return;
     }
   }
@@ -314,11 +344,10 @@ void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, s
 
 /// Evaluates output loop 0 over [begin, end) and every other output loop in full.
 template <class T, int W, class Ops>
-void run_chunk(const ChunkArgs<T>& args) {
+void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
   const LoopNest& nest = *args.nest;
   const auto n = static_cast<std::size_t>(nest.operands);
   const std::size_t r = nest.out_loops;
-  Scratch scratch(nest);
   const std::int64_t* lane_step = nest.out_steps(r - 1);
   std::int64_t* row = scratch.row.data();
   for (std::size_t k = 0; k < n; ++k) row[k] = args.begin * nest.out_step[k];
@@ -349,6 +378,14 @@ void run_chunk(const ChunkArgs<T>& args) {
       y -= nest.out_len[i] * nest.out_ystep[i];
     }
   }
+}
+
+/// run_chunk_rows, then reports whether the chunk wrote a NaN.
+template <class T, int W, class Ops>
+void run_chunk(const ChunkArgs<T>& args) {
+  Scratch scratch(*args.nest);
+  run_chunk_rows<T, W, Ops>(args, scratch);
+  *args.nan_seen = scratch.nan;
 }
 
 template <class T, int W, int N, Lane... K>

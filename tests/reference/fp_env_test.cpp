@@ -4,6 +4,8 @@
 
 #include <cfenv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #if defined(__SSE__)
 #include <xmmintrin.h>
@@ -81,6 +83,56 @@ TEST(FloatingPointEnvironment, ControlRegisterHasNoFlushModesAndRoundsToNearest)
   EXPECT_EQ(csr & 0x8000u, 0u) << "FTZ is set";
   EXPECT_EQ(csr & 0x0040u, 0u) << "DAZ is set";
 #endif
+}
+
+// SEMANTICS §13.10: in `acc + v` and `P · x` the left operand is the accumulator, and it decides the
+// NaN payload when both operands are NaN. The compiler may commute a plain `a * b`, so without the
+// explicit choice in core/scalar.hpp reference and fused disagreed under --strict-nan-payload on
+// `i j, j k -> i k` (found by `check ... --values edge --seed 4 --strict-nan-payload`).
+template <class T, class Bits>
+T nan_with(Bits payload) {
+  T v;
+  std::memcpy(&v, &payload, sizeof v);
+  return v;
+}
+template <class T, class Bits>
+Bits bits_of(T v) {
+  Bits b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+TEST(FloatingPointEnvironment, TheLeftOperandsNanWinsInProductsAndSums) {
+  const float p = nan_with<float>(std::uint32_t{0x7fc00001});  // +NaN, payload 1
+  const float q = nan_with<float>(std::uint32_t{0xffc00002});  // -NaN, payload 2
+  for (const bool swap : {false, true}) {
+    const float first = swap ? q : p, second = swap ? p : q;
+    Tensor fused_result;
+    // A product of two NaN factors: P = x_0 · x_1 keeps x_0's NaN.
+    Tensor ref = run_both("i, i ->", {Tensor(Shape{1}, std::vector<float>{first}),
+                                      Tensor(Shape{1}, std::vector<float>{second})},
+                          &fused_result);
+    EXPECT_EQ((bits_of<float, std::uint32_t>(ref.values<float>()[0])), (bits_of<float, std::uint32_t>(first)));
+    EXPECT_TRUE(test::bitwise_same(ref, fused_result, /*strict_nan=*/true));
+    // A sum of two NaN terms: S = (0 + t_0) + t_1 keeps t_0's NaN.
+    ref = run_both("i ->", {Tensor(Shape{2}, std::vector<float>{first, second})}, &fused_result);
+    EXPECT_EQ((bits_of<float, std::uint32_t>(ref.values<float>()[0])), (bits_of<float, std::uint32_t>(first)));
+    EXPECT_TRUE(test::bitwise_same(ref, fused_result, /*strict_nan=*/true));
+    // The found case's shape: a matmul whose element meets -Inf, then +NaN·(-NaN).
+    const float inf = std::numeric_limits<float>::infinity();
+    ref = run_both("i j, j k -> i k",
+                   {Tensor(Shape{2, 2}, std::vector<float>{-inf, first, 1.0f, 2.0f}),
+                    Tensor(Shape{2, 2}, std::vector<float>{1.0f, 3.0f, second, 4.0f})},
+                   &fused_result);
+    EXPECT_EQ((bits_of<float, std::uint32_t>(ref.values<float>()[0])), (bits_of<float, std::uint32_t>(first)));
+    EXPECT_TRUE(test::bitwise_same(ref, fused_result, /*strict_nan=*/true));
+  }
+  const double d = nan_with<double>(std::uint64_t{0x7ff8000000000001}), e = nan_with<double>(std::uint64_t{0xfff8000000000002});
+  Tensor fused_result;
+  const Tensor ref = run_both("i, i ->", {Tensor(Shape{1}, std::vector<double>{e}), Tensor(Shape{1}, std::vector<double>{d})},
+                              &fused_result);
+  EXPECT_EQ((bits_of<double, std::uint64_t>(ref.values<double>()[0])), (bits_of<double, std::uint64_t>(e)));
+  EXPECT_TRUE(test::bitwise_same(ref, fused_result, /*strict_nan=*/true));
 }
 
 }  // namespace
