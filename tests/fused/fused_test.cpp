@@ -466,7 +466,7 @@ bool chunked_cases_equal_the_reference(const Executor& execute, ChunkTally& tall
     tally.split += chunks > 1;
     RC_CLASSIFY(chunks > 1, "several chunks");
     const Tensor want = reference::evaluate_einsum(*checked, c.inputs);
-    const auto same = test::bitwise_same(want, execute(plan, c.inputs, options));
+    const auto same = test::bitwise_same(want, execute(plan, c.inputs, options), /*strict_nan=*/true);
     if (!same) {
       RC_FAIL(std::string(same.message()) + "\nthreads " + std::to_string(options.threads) + " tile " +
               std::to_string(options.tile_width) + " tasks " + std::to_string(options.tasks) + " (" +

@@ -29,10 +29,11 @@ Evaluated evaluate(const Case& c) {
   return {einsum, reference::evaluate_einsum(einsum, c.inputs)};
 }
 
-// A failing draw prints the case file, so it can be replayed with `einfuzz check --case`.
+// A failing draw prints the case file, so it can be replayed with `einfuzz check --case`. NaN
+// payloads are compared too: SEMANTICS §13.10 fixes which NaN wins (`--strict-nan-payload`).
 #define RC_ASSERT_SAME(expected, actual, c)                                            \
   do {                                                                                 \
-    const auto same_ = test::bitwise_same((expected), (actual));                      \
+    const auto same_ = test::bitwise_same((expected), (actual), /*strict_nan=*/true); \
     if (!same_) RC_FAIL(std::string(same_.message()) + "\ncase:\n" + write_case(c));  \
   } while (0)
 
