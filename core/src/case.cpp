@@ -1,5 +1,6 @@
 // The case format `einfuzz-case/1` (CASES.md): a strict, never-throwing reader and a canonical writer.
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -826,10 +827,8 @@ std::string_view op_name(Op op) noexcept {
 
 std::string format_value(const Tensor& t, std::int64_t flat_index) {
   if (flat_index < 0 || flat_index >= t.size()) {
-    // A harness bug, not bad input (STYLE: print and abort).
-    std::fprintf(stderr, "einfuzz: format_value: index %lld out of range for %lld elements\n",
-                 static_cast<long long>(flat_index), static_cast<long long>(t.size()));
-    std::abort();
+    harness_bug("format_value: index " + std::to_string(flat_index) + " out of range for " +
+                std::to_string(t.size()) + " elements");
   }
   const auto i = static_cast<std::size_t>(flat_index);
   return std::visit(

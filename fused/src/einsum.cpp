@@ -1,6 +1,7 @@
 // Executes an EinsumPlan: checks preconditions, allocates the output, splits O[0] into chunks, runs kernels.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "einfuzz/core/scalar.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 #include "einfuzz/fused/einsum.hpp"
 #include "kernel.hpp"
 #include "loop_nest.hpp"
@@ -28,9 +30,8 @@ extern template ChunkFn<std::int64_t> select_chunk_fn<std::int64_t>(int, const L
 namespace {
 
 // A violated precondition is a harness bug (STYLE: print and abort), never a backend verdict.
-[[noreturn]] void harness_bug(const char* what) {
-  std::fprintf(stderr, "einfuzz::fused::execute: precondition violated: %s\n", what);
-  std::abort();
+[[noreturn]] void precondition_violated(const char* what) {
+  harness_bug(std::string("fused::execute: precondition violated: ") + what);
 }
 
 // Largest flat index operand k can read, from its plan alone; false on overflow.
@@ -53,7 +54,7 @@ void check_reads(const EinsumPlan& plan, std::span<const Tensor> inputs) {
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     std::int64_t last = 0;
     if (!max_read_index(plan.operands[k], plan, last) || last >= inputs[k].size())
-      harness_bug("an input holds fewer elements than its plan reads");
+      precondition_violated("an input holds fewer elements than its plan reads");
   }
 }
 
@@ -176,12 +177,12 @@ unsigned chunk_count(const EinsumPlan& plan, const ExecOptions& options) noexcep
 }
 
 Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options) {
-  if (plan.operands.empty()) harness_bug("an einsum needs at least one operand");
-  if (inputs.size() != plan.operands.size()) harness_bug("input count differs from the plan's");
+  if (plan.operands.empty()) precondition_violated("an einsum needs at least one operand");
+  if (inputs.size() != plan.operands.size()) precondition_violated("input count differs from the plan's");
   const DType dtype = inputs[0].dtype();
-  if (dtype == DType::boolean) harness_bug("einsum inputs must be numeric (f32, f64, i32, i64)");
+  if (dtype == DType::boolean) precondition_violated("einsum inputs must be numeric (f32, f64, i32, i64)");
   for (const Tensor& input : inputs)
-    if (input.dtype() != dtype) harness_bug("einsum inputs must share one dtype");
+    if (input.dtype() != dtype) precondition_violated("einsum inputs must share one dtype");
 
   Tensor result(dtype, plan.output_shape);  // zero-filled: +0 is the value of an empty contraction
   if (plan.output_size == 0 || plan.contraction_size == 0) return result;  // reads nothing

@@ -1,9 +1,11 @@
 // Executes a checked reduce in place: stride plans over the output and reduced elementary axes,
 // one sequential row-major fold per fibre, contiguous output chunks on std::jthreads.
 #include "einfuzz/fused/reduce.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -18,9 +20,8 @@ namespace einfuzz::fused {
 namespace {
 
 // A violated precondition is a harness bug (STYLE: print and abort), never a backend verdict.
-[[noreturn]] void harness_bug(const char* what) {
-  std::fprintf(stderr, "einfuzz::fused::execute_reduce: precondition violated: %s\n", what);
-  std::abort();
+[[noreturn]] void precondition_violated(const char* what) {
+  harness_bug(std::string("fused::execute_reduce: precondition violated: ") + what);
 }
 
 /// One loop of a stride plan.
@@ -249,7 +250,7 @@ void dispatch(Reduction kind, const ReducePlan& plan, const T* x, T* y, const Ex
   if constexpr (std::is_same_v<T, Bool8>) {
     if (kind == Reduction::any) return run<T, AnyOp>(plan, x, y, options);
     if (kind == Reduction::all) return run<T, AllOp>(plan, x, y, options);
-    harness_bug("a bool tensor supports only any/all");
+    precondition_violated("a bool tensor supports only any/all");
   } else {
     switch (kind) {
       case Reduction::sum: return run<T, SumOp<T>>(plan, x, y, options);
@@ -258,19 +259,19 @@ void dispatch(Reduction kind, const ReducePlan& plan, const T* x, T* y, const Ex
       case Reduction::max: return run<T, MaxOp<T>>(plan, x, y, options);
       case Reduction::mean:
         if constexpr (std::is_floating_point_v<T>) return run<T, MeanOp<T>>(plan, x, y, options);
-        harness_bug("mean needs a floating-point tensor");
+        precondition_violated("mean needs a floating-point tensor");
       case Reduction::any:
       case Reduction::all: break;
     }
-    harness_bug("any/all need a bool tensor");
+    precondition_violated("any/all need a bool tensor");
   }
 }
 
 }  // namespace
 
 Tensor execute_reduce(const CheckedReduce& reduce, const Tensor& input, const ExecOptions& options) {
-  if (input.dtype() != reduce.dtype) harness_bug("the input's dtype differs from the checked dtype");
-  if (input.shape() != reduce.input_shape) harness_bug("the input's shape differs from the checked shape");
+  if (input.dtype() != reduce.dtype) precondition_violated("the input's dtype differs from the checked dtype");
+  if (input.shape() != reduce.input_shape) precondition_violated("the input's shape differs from the checked shape");
   Tensor result(reduce.dtype, reduce.output_shape);
   if (reduce.output_size == 0) return result;
   visit_dtype(reduce.dtype, [&](auto tag) {
@@ -279,11 +280,11 @@ Tensor execute_reduce(const CheckedReduce& reduce, const Tensor& input, const Ex
     if (reduce.fibre_size == 0) {  // empty fibres: the identity, and no read of the (empty) input
       std::fill(y.begin(), y.end(), identity<T>(reduce.kind));
       if (reduce.kind == Reduction::mean || reduce.kind == Reduction::min || reduce.kind == Reduction::max)
-        harness_bug("mean/min/max of an empty fibre");
+        precondition_violated("mean/min/max of an empty fibre");
       return;
     }
     const ReducePlan plan = compile(reduce);
-    if (max_offset(plan) >= input.size()) harness_bug("the plan reads beyond the input");
+    if (max_offset(plan) >= input.size()) precondition_violated("the plan reads beyond the input");
     dispatch<T>(reduce.kind, plan, input.values<T>().data(), y.data(), options);
   });
   return result;

@@ -2,6 +2,7 @@
 // tensor, fold each contraction fibre row-major (SEMANTICS §3, §4, §6). Deliberately naive: it
 // recomputes coordinates by division and never uses stride plans, so it shares nothing with fused/.
 #include "einfuzz/reference/einsum.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 
 #include <cstdlib>
 #include <vector>
@@ -44,8 +45,7 @@ Tensor evaluate_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inpu
     case DType::i64: return evaluate<std::int64_t>(einsum, inputs);
     case DType::boolean: break;
   }
-  // Harness bug: the caller must reject bool einsums (unsupportedDtype) before evaluating.
-  std::abort();
+  harness_bug("reference::evaluate_einsum on bool: the caller rejects it (unsupportedDtype) first");
 }
 
 }  // namespace einfuzz::reference

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "einfuzz/reference/multiset.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 #include "exact_bounds.hpp"
 #include "exact_sum.hpp"
 #include "materialise.hpp"
@@ -255,8 +256,7 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
   if (inputs.front().dtype() == DType::f32) return multiset<float>(einsum, inputs);
   if (inputs.front().dtype() == DType::f64) return multiset<double>(einsum, inputs);
-  std::fprintf(stderr, "einfuzz: multiset_einsum called on a non-float einsum (harness bug)\n");
-  std::abort();
+  harness_bug("multiset_einsum called on a non-float einsum");
 }
 
 }  // namespace einfuzz::reference

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "einfuzz/reference/multiset.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 #include "exact_bounds.hpp"
 #include "materialise.hpp"
 
@@ -174,8 +175,7 @@ MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input)
   const bool supported = reduce.kind != Reduction::any && reduce.kind != Reduction::all;
   if (supported && input.dtype() == DType::f32) return multiset<float>(reduce, input);
   if (supported && input.dtype() == DType::f64) return multiset<double>(reduce, input);
-  std::fprintf(stderr, "einfuzz: multiset_reduce called on an exact (integer/bool/any/all) reduce (harness bug)\n");
-  std::abort();
+  harness_bug("multiset_reduce called on an exact (integer/bool/any/all) reduce");
 }
 
 }  // namespace einfuzz::reference

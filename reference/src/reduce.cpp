@@ -2,6 +2,7 @@
 // output axes first and the reduced axes last, then one sequential fold per contiguous fibre
 // (SEMANTICS §8.1–§8.4, §13.5–§13.7). Deliberately naive: coordinates are recomputed by division.
 #include "einfuzz/reference/reduce.hpp"
+#include "einfuzz/core/harness_bug.hpp"
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,16 +16,15 @@
 namespace einfuzz::reference {
 namespace {
 
-[[noreturn]] void harness_bug(const char* what) {
-  std::fprintf(stderr, "einfuzz::reference::evaluate_reduce: precondition violated: %s\n", what);
-  std::abort();
+[[noreturn]] void precondition_violated(const char* what) {
+  harness_bug(std::string("reference::evaluate_reduce: precondition violated: ") + what);
 }
 
 /// §8.3: the ordered fold of one fibre, accumulator always on the left (§13.10).
 template <class T>
 T fold(Reduction kind, std::span<const T> fibre) {
   if constexpr (std::is_same_v<T, Bool8>) {
-    if (kind != Reduction::any && kind != Reduction::all) harness_bug("only any/all reduce bool tensors");
+    if (kind != Reduction::any && kind != Reduction::all) precondition_violated("only any/all reduce bool tensors");
     bool acc = kind == Reduction::all;
     for (T v : fibre) acc = kind == Reduction::all ? (acc && v != 0) : (acc || v != 0);
     return acc ? Bool8{1} : Bool8{0};
@@ -36,7 +36,7 @@ T fold(Reduction kind, std::span<const T> fibre) {
         for (T v : fibre) acc = scalar_add(acc, v);
         if (kind == Reduction::sum) return acc;
         if constexpr (std::is_floating_point_v<T>) return acc / static_cast<T>(fibre.size());
-        harness_bug("mean needs a floating-point tensor");
+        precondition_violated("mean needs a floating-point tensor");
       }
       case Reduction::prod: {
         T acc = T(1);
@@ -45,7 +45,7 @@ T fold(Reduction kind, std::span<const T> fibre) {
       }
       case Reduction::min:
       case Reduction::max: {
-        if (fibre.empty()) harness_bug("min/max of an empty fibre");
+        if (fibre.empty()) precondition_violated("min/max of an empty fibre");
         T acc = fibre[0];
         for (std::size_t i = 1; i < fibre.size(); ++i) {
           const T v = fibre[i];
@@ -60,7 +60,7 @@ T fold(Reduction kind, std::span<const T> fibre) {
       case Reduction::any:
       case Reduction::all: break;
     }
-    harness_bug("any/all need a bool tensor");
+    precondition_violated("any/all need a bool tensor");
   }
 }
 
@@ -68,7 +68,7 @@ template <class T>
 Tensor evaluate(const CheckedReduce& r, const Tensor& input) {
   if (static_cast<std::size_t>(r.output_size) * static_cast<std::size_t>(r.fibre_size) !=
       static_cast<std::size_t>(input.size())) {
-    harness_bug("output and reduced axes do not cover the input axes");
+    precondition_violated("output and reduced axes do not cover the input axes");
   }
   const std::vector<T> permuted = detail::fibre_rows<T>(r, input.values<T>());
   const auto fibre = static_cast<std::size_t>(r.fibre_size);
@@ -83,8 +83,8 @@ Tensor evaluate(const CheckedReduce& r, const Tensor& input) {
 }  // namespace
 
 Tensor evaluate_reduce(const CheckedReduce& reduce, const Tensor& input) {
-  if (input.dtype() != reduce.dtype) harness_bug("the input's dtype differs from the checked dtype");
-  if (input.shape() != reduce.input_shape) harness_bug("the input's shape differs from the checked shape");
+  if (input.dtype() != reduce.dtype) precondition_violated("the input's dtype differs from the checked dtype");
+  if (input.shape() != reduce.input_shape) precondition_violated("the input's shape differs from the checked shape");
   return visit_dtype(reduce.dtype, [&](auto tag) { return evaluate<decltype(tag)>(reduce, input); });
 }
 
