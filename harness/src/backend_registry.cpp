@@ -72,6 +72,20 @@ std::optional<NumpyClient> probe_numpy_client() {
 
 }  // namespace
 
+std::string backend_family(std::string_view backend_name) {
+  // The one list of library variants: the built-in backends this file and run.cpp construct.
+  struct Variant {
+    std::string_view name, family;
+  };
+  static constexpr Variant kVariants[] = {{"torch", "torch"},   {"torch-path-right", "torch"},
+                                          {"torch-path-outer", "torch"}, {"numpy", "numpy"},
+                                          {"numpy-opt", "numpy"}};
+  for (const Variant& v : kVariants) {
+    if (v.name == backend_name) return std::string(v.family);
+  }
+  return std::string(backend_name);
+}
+
 std::optional<NumpyClient> find_numpy_client() {
   static const std::optional<NumpyClient> client = probe_numpy_client();
   return client;

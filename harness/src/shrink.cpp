@@ -12,6 +12,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "einfuzz/harness/group.hpp"
 #include "shrink_detail.hpp"
 
 namespace einfuzz {
@@ -28,8 +29,20 @@ Shape layout_shape(const AxisLayout& layout) {
 }
 
 std::optional<Tensor> gather(const Tensor& old, const AxisLayout& old_layout, const AxisLayout& new_layout,
-                             const std::function<int(int)>& source, std::span<const std::int64_t> offsets) {
-  const Shape new_shape = layout_shape(new_layout);
+                             const std::function<int(int)>& source, const Limits& limits,
+                             std::span<const std::int64_t> offsets) {
+  // Each dimension's length is a product of members: check it and the total before multiplying
+  // out, so neither an overflow nor a huge allocation can happen.
+  Shape new_shape;
+  for (const AxisDim& dim : new_layout) {
+    std::int64_t n = 1;
+    for (const auto& member : dim) {
+      if (member.second < 0 || (member.second != 0 && n > limits.max_tensor_elements / member.second)) return std::nullopt;
+      n *= member.second;
+    }
+    new_shape.push_back(n);
+  }
+  if (!check_tensor_size(new_shape, limits, "shrink candidate").ok()) return std::nullopt;
   Tensor out(old.dtype(), new_shape);
   if (out.size() == 0 || old.size() == 0) return out;
   int max_axis = 0;
@@ -114,7 +127,7 @@ std::uint64_t float_cost(T x) {
     const T q = std::numeric_limits<T>::quiet_NaN();
     return std::memcmp(&x, &q, sizeof x) == 0 ? 10 * 64 : 11 * 64;
   }
-  if (std::isinf(x)) return 9 * 64;
+  if (std::isinf(x)) return 9 * 64 + (x < 0);
   if (x == 0) return std::signbit(x) ? 3 * 64 : 0;
   if (x == 1) return 1 * 64;
   if (x == -1) return 2 * 64;
@@ -166,6 +179,7 @@ std::vector<T> simpler_values(T x) {
       out.push_back(L::quiet_NaN());
       out.push_back(L::infinity());
     } else {
+      if (x < 0) out.push_back(-x);  // -inf → +inf: the simpler sign of the same class
       out.push_back(std::copysign(L::max(), x));
     }
   } else {
@@ -235,7 +249,7 @@ bool value_candidates(const Case& c, const Visit& visit) {
 }
 
 /// For cases the reference rejects: fewer inputs, dimensions and supplied lengths, shorter text.
-bool input_candidates(const Case& c, const Visit& visit) {
+bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     Case s = c;
     s.inputs.erase(s.inputs.begin() + static_cast<std::ptrdiff_t>(k));
@@ -260,7 +274,7 @@ bool input_candidates(const Case& c, const Visit& visit) {
         layouts.back()[d][0].second = n;
       }
       for (const detail::AxisLayout& layout : layouts) {
-        auto g = detail::gather(t, old_layout, layout, identity);
+        auto g = detail::gather(t, old_layout, layout, identity, limits);
         if (!g) continue;
         Case s = c;
         s.inputs[k] = std::move(*g);
@@ -280,7 +294,7 @@ bool input_candidates(const Case& c, const Visit& visit) {
 
 bool smaller_case(const Case& a, const Case& b) { return measure(a) < measure(b); }
 
-void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& user_visit) {
+void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& user_visit, const Limits& limits) {
   // Input layouts describe the original shapes: a candidate with other shapes drops them.
   const Visit visit = [&](Case&& candidate) {
     bool same = candidate.inputs.size() == c.inputs.size();
@@ -290,8 +304,9 @@ void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>&
   };
   const bool accepted = check_case(c, Limits{}).ok();
   if (accepted) {
-    if (c.op == Op::einsum ? detail::einsum_candidates(c, visit) : detail::reduce_candidates(c, visit)) return;
-  } else if (input_candidates(c, visit)) {
+    if (c.op == Op::einsum ? detail::einsum_candidates(c, visit, limits) : detail::reduce_candidates(c, visit, limits))
+      return;
+  } else if (input_candidates(c, visit, limits)) {
     return;
   }
   value_candidates(c, visit);
@@ -310,7 +325,9 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
     progress = false;
     const Case current = result.shrunk;
     const auto current_size = measure(current);
-    for_each_shrink_candidate(current, [&](Case&& candidate) {
+    for_each_shrink_candidate(
+        current,
+        [&](Case&& candidate) {
       if (!(measure(candidate) < current_size)) return false;
       if (result.attempts >= options.max_attempts || out_of_time()) {
         result.exhausted = true;
@@ -322,7 +339,14 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
       ++result.steps;
       progress = true;
       return true;  // restart from the smaller case
-    });
+        },
+        options.limits);
+  }
+  // Canonical names last (not a size step: renaming keeps the measure), checked like any candidate.
+  Case canonical = canonical_names(result.shrunk);
+  if (write_case(canonical) != write_case(result.shrunk) && !out_of_time()) {
+    ++result.attempts;
+    if (still_fails(canonical)) result.shrunk = std::move(canonical);
   }
   return result;
 }
@@ -330,6 +354,8 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
 ShrinkResult shrink_case(const Case& failing, Backend& backend, VerdictKind kind, const RunOptions& run,
                          const ShrinkOptions& options) {
   Backend* backends[] = {&backend};
+  ShrinkOptions bounded = options;
+  bounded.limits = run.limits;
   Case start = failing;
   start.expect_error.reset();
   return shrink_case(
@@ -339,7 +365,7 @@ ShrinkResult shrink_case(const Case& failing, Backend& backend, VerdictKind kind
         // A candidate over a harness limit runs on no backend: it does not fail the same way.
         return !outcome.backends.empty() && outcome.backends.front().verdict.kind == kind;
       },
-      options);
+      bounded);
 }
 
 }  // namespace einfuzz

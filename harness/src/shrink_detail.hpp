@@ -26,9 +26,10 @@ Shape layout_shape(const AxisLayout& layout);
 /// the coordinates where each old axis `a` takes x[source(a)] + offsets[a] (0 + offsets[a] when
 /// source(a) < 0; 0 when the old member has length 1; `offsets` may be empty: all 0). Nullopt when
 /// a coordinate would fall outside `old`'s layout. When `old` has no elements the new tensor is
-/// zero-filled.
+/// zero-filled. Nullopt, before anything is allocated, when the new tensor is over `limits`.
 std::optional<Tensor> gather(const Tensor& old, const AxisLayout& old_layout, const AxisLayout& new_layout,
-                             const std::function<int(int)>& source, std::span<const std::int64_t> offsets = {});
+                             const std::function<int(int)>& source, const Limits& limits,
+                             std::span<const std::int64_t> offsets = {});
 
 /// A shortened axis: its new length and the first old index it keeps (a prefix, or the end).
 struct Slice {
@@ -44,10 +45,10 @@ std::vector<Slice> shorter_slices(std::int64_t length);
 using Visit = std::function<bool(Case&&)>;
 
 /// Candidates of the einsum structure of `c` (which the reference accepts). True when stopped.
-bool einsum_candidates(const Case& c, const Visit& visit);
+bool einsum_candidates(const Case& c, const Visit& visit, const Limits& limits);
 
 /// Candidates of the reduce structure of `c` (which the reference accepts). True when stopped.
-bool reduce_candidates(const Case& c, const Visit& visit);
+bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits);
 
 /// A shorter name for `name`, not in `taken`: the first unused single letter, or nullopt.
 std::optional<std::string> shorter_name(const std::string& name, const std::vector<std::string>& taken);

@@ -31,6 +31,7 @@ struct Model {
   std::vector<Operand> operands;
   std::vector<int> output;         ///< named axes and kEllipsis, in order
   DType dtype = DType::f64;
+  Limits limits;                   ///< no candidate tensor over these is built
 };
 
 bool is_named(const Model& m, int axis) { return axis >= 0 && m.slot[static_cast<std::size_t>(axis)] < 0; }
@@ -129,7 +130,7 @@ bool emit(const Case& base, const Model& base_model, const Model& m, const std::
     const AxisLayout old_layout = layout_of(base_model.operands[op.source]);
     auto t = gather(base.inputs[op.source], old_layout, layout_of(op), [&](int a) {
       return remap.empty() ? a : remap[static_cast<std::size_t>(a)];
-    }, offsets);
+    }, base_model.limits, offsets);
     if (!t) return false;
     c.inputs.push_back(std::move(*t));
   }
@@ -291,9 +292,10 @@ bool name_candidates(const Case& c, const Model& m, const Visit& visit) {
 
 }  // namespace
 
-bool einsum_candidates(const Case& c, const Visit& visit) {
-  const auto m = build(c);
+bool einsum_candidates(const Case& c, const Visit& visit, const Limits& limits) {
+  auto m = build(c);
   if (!m) return false;
+  m->limits = limits;
   if (render(*m) != c.pattern && emit(c, *m, *m, visit)) return true;  // canonical spacing and `(a)` → `a`
   return operand_candidates(c, *m, visit) || ellipsis_candidates(c, *m, visit) || label_candidates(c, *m, visit) ||
          length_candidates(c, *m, visit) || name_candidates(c, *m, visit);

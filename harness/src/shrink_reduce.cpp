@@ -30,6 +30,7 @@ struct Model {
   std::vector<RItem> left, right;
   std::vector<int> supplied;  ///< axes with a supplied length, in the case's order
   Case base;                  ///< op, reduction, dtype (inputs and lengths are rebuilt)
+  Limits limits;              ///< no candidate tensor over these is built
 };
 
 std::optional<Model> build(const Case& c) {
@@ -158,7 +159,7 @@ void prune_right(Model& m) {
 }
 
 bool emit(const Model& base, const Model& m, const Visit& visit, std::span<const std::int64_t> offsets = {}) {
-  auto input = gather(base.base.inputs[0], layout_of(base), layout_of(m), [](int a) { return a; }, offsets);
+  auto input = gather(base.base.inputs[0], layout_of(base), layout_of(m), [](int a) { return a; }, base.limits, offsets);
   if (!input) return false;
   Case c = base.base;
   c.pattern = render(m);
@@ -216,7 +217,12 @@ bool length_candidates(const Model& m, const Visit& visit) {
       Model s = m;
       s.axes[a].length = 2;
       s.axes[a].text = "2";
-      if (emit(m, s, visit)) return true;
+      // The first two elements, or the last two (what matters at the end of the axis survives).
+      for (const std::int64_t offset : {std::int64_t{0}, m.axes[a].length - 2}) {
+        std::vector<std::int64_t> offsets(m.axes.size(), 0);
+        offsets[a] = offset;
+        if (emit(m, s, visit, offsets)) return true;
+      }
       continue;
     }
     for (const Slice slice : shorter_slices(m.axes[a].length)) {
@@ -262,9 +268,10 @@ bool simplification_candidates(const Model& m, const Visit& visit) {
 
 }  // namespace
 
-bool reduce_candidates(const Case& c, const Visit& visit) {
-  const auto m = build(c);
+bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits) {
+  auto m = build(c);
   if (!m) return false;
+  m->limits = limits;
   if (render(*m) != c.pattern && emit(*m, *m, visit)) return true;
   return item_candidates(*m, visit) || length_candidates(*m, visit) || simplification_candidates(*m, visit);
 }

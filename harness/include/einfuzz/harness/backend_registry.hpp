@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "einfuzz/backends/backend.hpp"
@@ -29,6 +30,11 @@ struct BackendSpecOptions {
 Result<std::vector<std::unique_ptr<Backend>>> make_backends(std::span<const std::string> specs,
                                                             const RunOptions& options,
                                                             const BackendSpecOptions& spec_options = {});
+
+/// The library family of a backend: the built-in variants of one library share it (`torch`,
+/// `torch-path-right`, `torch-path-outer` → "torch"; `numpy`, `numpy-opt` → "numpy"); every other
+/// backend is a family of its own (its name). Campaign groups and known divergences match on it.
+std::string backend_family(std::string_view backend_name);
 
 /// Where the numpy reference client runs: a Python that imports numpy, and clients/numpy_backend.py.
 struct NumpyClient {

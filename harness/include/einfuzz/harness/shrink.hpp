@@ -20,6 +20,10 @@ struct ShrinkOptions {
   /// Wall-clock budget in seconds (0: none); like max_attempts it keeps the smallest case so far.
   /// Makes the result depend on speed, so deterministic runs leave it at 0.
   double max_seconds = 0;
+  /// Every candidate's tensors are checked against these before anything is allocated: a candidate
+  /// over them is never built (dropping the zero-length axis of an empty operand can otherwise ask
+  /// for a huge tensor). The backend overload of shrink_case uses the run's limits.
+  Limits limits;
 };
 
 struct ShrinkResult {
@@ -34,7 +38,9 @@ using StillFails = std::function<bool(const Case&)>;
 
 /// Greedy shrinking with an arbitrary predicate. A candidate is accepted only when it is strictly
 /// smaller than the current case (operands + ranks + elements, then distinct labels, value
-/// complexity, pattern length, supplied lengths), so shrinking always terminates.
+/// complexity, pattern length, supplied lengths), so shrinking always terminates. Last, the result's
+/// names are made canonical (canonical_names: first-appearance order, canonical spacing) when the
+/// predicate still holds, so failures that differ only by names shrink to one case.
 ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, const ShrinkOptions& options = {});
 
 /// Shrinks keeping the verdict class: `backend` must still get `kind` on every accepted candidate.
@@ -44,7 +50,8 @@ ShrinkResult shrink_case(const Case& failing, Backend& backend, VerdictKind kind
 /// Calls `visit` with each candidate one step smaller than `c`, simplest-first, until it returns
 /// true. Einsum and reduce structure is shrunk when the reference accepts `c`; otherwise only the
 /// inputs, the supplied lengths, the pattern text and the values.
-void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& visit);
+/// No candidate has a tensor over `limits` (none is even allocated).
+void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& visit, const Limits& limits = {});
 
 /// Total order used for acceptance: true when `a` is strictly smaller than `b`.
 bool smaller_case(const Case& a, const Case& b);

@@ -1,0 +1,43 @@
+// Group signatures (docs/fuzzing.md, "Groups"): what makes two shrunk failures one root cause, the
+// cheaper pre-shrink signature that decides whether a generated failure may be new, and the
+// canonical spelling of a pattern that both of them and the shrinker's last step use.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "einfuzz/core/case.hpp"
+
+namespace einfuzz {
+
+/// `pattern` with its names renamed in first-appearance order (`a` … `z`, `A` … `Z`, then `a1`,
+/// `a2`, …) and canonical spacing (`a b, b -> a`; groups as `(a b)`); anonymous axes, unit axes
+/// and ellipses are kept as written. A pattern the parser rejects keeps its spacing and only its
+/// identifier words are renamed, so the parse error stays where it was.
+std::string canonical_pattern(Op op, std::string_view pattern);
+
+/// `c` with canonical_pattern and its supplied-length names renamed consistently (a supplied name
+/// absent from the pattern gets the next fresh name); inputs, values and `origin` unchanged.
+Case canonical_names(const Case& c);
+
+/// The special input values that occur, in a fixed order, comma-separated, or "none": `nan`,
+/// `+inf`, `-inf`, `-0`, `subnormal`, `near-max` (finite, in the top binade: |x| ≥ Ω/2) for floats;
+/// `int-min`, `int-max` for integers.
+std::string special_values(const Case& c);
+
+/// Each input's shape with every length written 0, 1 or n, e.g. "(0,n),(1),()".
+std::string length_classes(const Case& c);
+
+/// The group signature of a shrunk failure: `family | verdict label | op[/reduction] | dtype |
+/// canonical pattern | length classes | special values`. Two failures with equal signatures are one
+/// group (one root cause); `family` is the backend's library family (backend_family), so the
+/// variants of one library share their groups.
+std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label);
+
+/// The cheap signature of a generated (unshrunk) failure: `backend | verdict label | op[/reduction]
+/// | dtype | the reference's conclusion | whether some input length is 0 | whether NaN and ±Inf
+/// occur`. The campaign shrinks the first failure of each new pre-shrink signature.
+std::string pre_shrink_signature(const Case& generated, std::string_view backend, std::string_view verdict_label,
+                                 std::string_view reference);
+
+}  // namespace einfuzz

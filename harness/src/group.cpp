@@ -1,0 +1,193 @@
+// Group and pre-shrink signatures, canonical patterns and canonical names (group.hpp).
+#include "einfuzz/harness/group.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <type_traits>
+
+#include "einfuzz/core/parse.hpp"
+
+namespace einfuzz {
+namespace {
+
+/// The i-th canonical name: a … z, A … Z, then a1, a2, … (identifiers that never end with `_`).
+std::string fresh_name(std::size_t i) {
+  if (i < 26) return std::string(1, static_cast<char>('a' + i));
+  if (i < 52) return std::string(1, static_cast<char>('A' + (i - 26)));
+  return "a" + std::to_string(i - 51);
+}
+
+/// Old name → canonical name, assigned in the order names are first looked up.
+class Renamer {
+ public:
+  const std::string& operator()(const std::string& name) {
+    auto it = map_.find(name);
+    if (it == map_.end()) it = map_.emplace(name, fresh_name(map_.size())).first;
+    return it->second;
+  }
+
+ private:
+  std::map<std::string, std::string> map_;
+};
+
+std::string render_expression(const Expression& e, Renamer& rename) {
+  std::string out;
+  const auto atom_text = [&](const Atom& a) -> std::string {
+    switch (a.kind) {
+      case Atom::Kind::name: return rename(a.name);
+      case Atom::Kind::ellipsis: return "...";
+      case Atom::Kind::anonymous:
+      case Atom::Kind::unit: return a.name;
+    }
+    return a.name;
+  };
+  for (const Item& item : e.items) {
+    if (!out.empty()) out += ' ';
+    if (!item.group) {
+      out += atom_text(item.atoms.at(0));
+      continue;
+    }
+    out += '(';
+    for (std::size_t i = 0; i < item.atoms.size(); ++i) out += (i ? " " : "") + atom_text(item.atoms[i]);
+    out += ')';
+  }
+  return out;
+}
+
+bool word_byte(unsigned char ch) { return std::isalnum(ch) || ch == '_' || ch >= 0x80; }
+
+/// Text the parser rejects: identifier words (ASCII, not decimal) renamed in place, nothing else touched.
+std::string rename_words(std::string_view text, Renamer& rename) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    if (!word_byte(static_cast<unsigned char>(text[i]))) {
+      out += text[i++];
+      continue;
+    }
+    std::size_t j = i;
+    bool ascii_identifier = !std::isdigit(static_cast<unsigned char>(text[i]));
+    while (j < text.size() && word_byte(static_cast<unsigned char>(text[j]))) {
+      ascii_identifier &= static_cast<unsigned char>(text[j]) < 0x80;
+      ++j;
+    }
+    const std::string word(text.substr(i, j - i));
+    const bool plain = ascii_identifier && (word == "_" || (word.front() != '_' && word.back() != '_'));
+    out += plain ? rename(word) : word;
+    i = j;
+  }
+  return out;
+}
+
+std::string canonical_pattern(Op op, std::string_view pattern, Renamer& rename) {
+  if (op == Op::einsum) {
+    if (auto p = parse_einsum(pattern)) {
+      std::string lhs;
+      for (std::size_t k = 0; k < p->operands.size(); ++k) {
+        lhs += (k ? ", " : "") + render_expression(p->operands[k], rename);
+      }
+      while (!lhs.empty() && lhs.back() == ' ') lhs.pop_back();
+      const std::string rhs = render_expression(p->output, rename);
+      return (lhs.empty() ? "->" : lhs + " ->") + (rhs.empty() ? "" : " " + rhs);
+    }
+  } else if (auto p = parse_transform(pattern)) {
+    const std::string lhs = render_expression(p->input, rename);
+    const std::string rhs = render_expression(p->output, rename);
+    return (lhs.empty() ? "->" : lhs + " ->") + (rhs.empty() ? "" : " " + rhs);
+  }
+  return rename_words(pattern, rename);
+}
+
+std::string op_text(const Case& c) {
+  std::string s(op_name(c.op));
+  if (c.reduction) s += "/" + *c.reduction;
+  return s;
+}
+
+}  // namespace
+
+std::string canonical_pattern(Op op, std::string_view pattern) {
+  Renamer rename;
+  return canonical_pattern(op, pattern, rename);
+}
+
+Case canonical_names(const Case& c) {
+  Renamer rename;
+  Case out = c;
+  out.pattern = canonical_pattern(c.op, c.pattern, rename);
+  for (auto& [name, length] : out.axis_lengths) name = rename(name);
+  return out;
+}
+
+std::string special_values(const Case& c) {
+  // Bits in the order of `names`.
+  static constexpr const char* names[] = {"nan", "+inf", "-inf", "-0", "subnormal", "near-max", "int-min", "int-max"};
+  unsigned seen = 0;
+  for (const Tensor& t : c.inputs) {
+    visit_dtype(t.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      for (const T x : t.template values<T>()) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (std::isnan(x)) {
+            seen |= 1u << 0;
+          } else if (std::isinf(x)) {
+            seen |= x > 0 ? 1u << 1 : 1u << 2;
+          } else if (x == 0) {
+            if (std::signbit(x)) seen |= 1u << 3;
+          } else if (std::fpclassify(x) == FP_SUBNORMAL) {
+            seen |= 1u << 4;
+          } else if (std::fabs(x) >= std::numeric_limits<T>::max() / 2) {
+            seen |= 1u << 5;
+          }
+        } else if constexpr (!std::is_same_v<T, Bool8>) {
+          if (x == std::numeric_limits<T>::min()) seen |= 1u << 6;
+          if (x == std::numeric_limits<T>::max()) seen |= 1u << 7;
+        }
+      }
+    });
+  }
+  std::string out;
+  for (unsigned i = 0; i < 8; ++i) {
+    if (seen & (1u << i)) out += (out.empty() ? "" : ",") + std::string(names[i]);
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string length_classes(const Case& c) {
+  std::string out;
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    out += k ? ",(" : "(";
+    const Shape& shape = c.inputs[k].shape();
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      out += d ? "," : "";
+      out += shape[d] == 0 ? "0" : shape[d] == 1 ? "1" : "n";
+    }
+    out += ")";
+  }
+  return out;
+}
+
+std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
+  return std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk) + " | " +
+         std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
+         length_classes(shrunk) + " | " + special_values(shrunk);
+}
+
+std::string pre_shrink_signature(const Case& generated, std::string_view backend, std::string_view verdict_label,
+                                 std::string_view reference) {
+  // Only NaN and infinities: finer classes would shrink the same cause many times over.
+  const std::string specials = special_values(generated);
+  std::string coarse = specials.find("nan") != std::string::npos ? "nan" : "";
+  if (specials.find("inf") != std::string::npos) coarse += coarse.empty() ? "inf" : ",inf";
+  if (coarse.empty()) coarse = "finite";
+  bool zero_length = false;
+  for (const Tensor& t : generated.inputs)
+    for (std::int64_t n : t.shape()) zero_length |= n == 0;
+  return std::string(backend) + " | " + std::string(verdict_label) + " | " + op_text(generated) + " | " +
+         std::string(dtype_name(generated.dtype)) + " | " + std::string(reference) + " | " +
+         (zero_length ? "zero-length" : "no-zero-length") + " | " + coarse;
+}
+
+}  // namespace einfuzz
