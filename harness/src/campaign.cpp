@@ -12,9 +12,12 @@
 #include <mutex>
 #include <ostream>
 #include <set>
+#include <span>
 #include <sstream>
 #include <thread>
 
+#include "einfuzz/harness/group.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 
 namespace einfuzz {
@@ -59,30 +62,75 @@ class Shared {
   std::atomic<std::uint64_t> unconfirmed{0};
   std::atomic<bool> stop{false};
 
-  /// Takes one unit of the shrink budget of (backend, kind); false when it is spent.
-  bool take_shrink_budget(const std::string& backend, VerdictKind kind) {
+  /// What a worker does with a failure of pre-shrink signature `pre`.
+  enum class Claim { shrink, counted, unshrunk };
+
+  /// Shrink when `pre` has no group, no shrink in progress and shrinks left; else the failure is
+  /// counted toward its group (now, or when the shrink in progress yields one) or as unshrunk.
+  Claim claim(const std::string& pre) {
     std::lock_guard lock(mutex_);
-    int& used = shrink_budget_[{backend, kind}];
-    if (used >= options_.shrink_limit) return false;
-    ++used;
-    return true;
+    PreShrink& p = pre_[pre];
+    if (!p.group.empty()) {
+      ++findings_[by_signature_.at(p.group)].count;
+      return Claim::counted;
+    }
+    if (p.in_progress) {
+      ++p.pending;
+      return Claim::counted;
+    }
+    if (p.shrinks >= options_.shrink_limit) return Claim::unshrunk;
+    ++p.shrinks;
+    p.in_progress = true;
+    return Claim::shrink;
   }
 
-  /// Records a finding unless its signature is known (then keeps the smaller case index).
-  void add_finding(Finding&& f) {
+  /// The shrink of `pre` gave no group (unconfirmed, or no time was left): its pending failures are
+  /// unshrunk, and a later failure may try again.
+  void release(const std::string& pre) {
     std::lock_guard lock(mutex_);
-    const std::string signature = f.backend + '\n' + f.verdict + '\n' + f.file.filename().string();
-    const auto it = by_signature_.find(signature);
+    PreShrink& p = pre_[pre];
+    p.in_progress = false;
+    unshrunk += p.pending;
+    p.pending = 0;
+  }
+
+  /// Adds the group of `f` (or merges it into the group with the same signature) and attributes
+  /// every failure of `pre` to it.
+  void add_finding(const std::string& pre, Finding&& f) {
+    std::lock_guard lock(mutex_);
+    PreShrink& p = pre_[pre];
+    p.in_progress = false;
+    p.group = f.signature;
+    const std::uint64_t count = 1 + p.pending;
+    p.pending = 0;
+    const auto it = by_signature_.find(f.signature);
     if (it != by_signature_.end()) {
-      Finding& known = findings_[it->second];
-      known.case_index = std::min(known.case_index, f.case_index);
+      Finding& group = findings_[it->second];
+      group.case_index = std::min(group.case_index, f.case_index);
+      group.count += count;
+      for (const std::string& b : f.backends) {
+        if (std::find(group.backends.begin(), group.backends.end(), b) == group.backends.end()) group.backends.push_back(b);
+      }
+      std::sort(group.backends.begin(), group.backends.end(), [&](const std::string& a, const std::string& b) {
+        return backend_order(a) < backend_order(b);
+      });
       return;
     }
-    if (options_.store) store(f);
-    by_signature_[signature] = findings_.size();
+    f.count = count;
+    if (options_.store && !f.known) store(f);
+    by_signature_[f.signature] = findings_.size();
     pending_messages_.push_back(findings_.size());
     findings_.push_back(std::move(f));
     if (options_.max_findings != 0 && findings_.size() >= options_.max_findings) stop = true;
+  }
+
+  /// The known divergences: group signature → stored file (set before any worker starts).
+  void set_known(std::map<std::string, std::filesystem::path> known) { known_ = std::move(known); }
+  /// The stored divergence with group signature `signature`, if any (read-only once workers run).
+  std::optional<std::filesystem::path> known_file(const std::string& signature) const {
+    const auto it = known_.find(signature);
+    if (it == known_.end()) return std::nullopt;
+    return it->second;
   }
 
   std::vector<Finding> take_new_findings() {
@@ -125,30 +173,42 @@ class Shared {
   std::vector<std::string> backends_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
   std::mutex mutex_;
-  std::map<std::pair<std::string, VerdictKind>, int> shrink_budget_;
+  /// One pre-shrink signature: its shrinks so far, and the group its failures belong to.
+  struct PreShrink {
+    int shrinks = 0;
+    bool in_progress = false;
+    std::uint64_t pending = 0;  ///< failures met while its shrink was in progress
+    std::string group;          ///< the group signature, once a shrink was confirmed
+  };
+
+  std::size_t backend_order(const std::string& name) const {
+    return static_cast<std::size_t>(std::find(backends_.begin(), backends_.end(), name) - backends_.begin());
+  }
+
+  std::map<std::string, PreShrink> pre_;
+  std::map<std::string, std::filesystem::path> known_;
   std::map<std::string, std::size_t> by_signature_;
   std::vector<Finding> findings_;
   std::vector<std::size_t> pending_messages_;
   std::vector<CaseRecord> records_;
 };
 
-/// The shrunk finding, or nullopt when its shrunk case, re-run, is no longer a failing verdict of the
-/// original kind (then nothing is stored: a stored case must reproduce).
+/// The shrunk group of one failure, or nullopt when its shrunk case, re-run, is no longer a failing
+/// verdict of the original kind (then nothing is stored: a stored case must reproduce). `variants`
+/// are the campaign's other backends of the same family: each that reproduces the group is listed.
 std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index, std::size_t backend_index,
-                                      Backend& backend, const Verdict& verdict, Shared& shared,
-                                      Clock::time_point deadline) {
+                                      std::span<Backend* const> all, const Verdict& verdict, Shared& shared,
+                                      double max_seconds) {
   const CampaignOptions& o = shared.options();
+  Backend& backend = *all[backend_index];
   Finding f;
   f.case_index = index;
   f.backend = std::string(backend.name());
+  f.family = backend_family(f.backend);
   f.kind = verdict.kind;
   f.original_verdict = verdict.label();
   ShrinkOptions shrink = o.shrink;
-  if (!o.cases && shrink.max_seconds == 0) {
-    // Up to 10 s, and not much past the campaign's end: at least 1 s, so a late finding still shrinks.
-    const double left = std::chrono::duration<double>(deadline - Clock::now()).count();
-    shrink.max_seconds = std::clamp(left, 1.0, 10.0);
-  }
+  if (max_seconds > 0) shrink.max_seconds = max_seconds;
   const ShrinkResult shrunk = shrink_case(generated, backend, verdict.kind, o.run, shrink);
   f.shrunk = shrunk.shrunk;
   f.shrink_steps = shrunk.steps;
@@ -160,6 +220,20 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
   if (!is_failure(final_verdict.kind) || final_verdict.kind != verdict.kind) return std::nullopt;
   f.verdict = final_verdict.label();
   f.detail = final_verdict.detail;
+  f.signature = group_signature(f.shrunk, f.family, f.verdict);
+  for (std::size_t b = 0; b < all.size(); ++b) {
+    if (b == backend_index) {
+      f.backends.push_back(f.backend);
+      continue;
+    }
+    const std::string name(all[b]->name());
+    if (backend_family(name) != f.family) continue;
+    Backend* variant[] = {all[b]};
+    const CaseOutcome v = run_case(f.shrunk, variant, o.run);
+    if (!v.backends.empty() && group_signature(f.shrunk, f.family, v.backends[0].verdict.label()) == f.signature) {
+      f.backends.push_back(name);
+    }
+  }
   f.shrunk.expect_error = final_outcome.rejection ? std::string(code_name(final_outcome.rejection->code)) : "";
   f.shrunk.origin = {{"seed", std::to_string(o.seed)},
                      {"case", std::to_string(index)},
@@ -168,13 +242,18 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
                      {"verdict", f.verdict},
                      {"found", today_utc()}};
   f.file = o.corpus / case_file_name(f.shrunk);
+  if (auto known = shared.known_file(f.signature)) {
+    f.known = true;
+    f.known_file = *known;
+    f.file = *known;
+  }
   const std::string spec = backend_index < o.backend_specs.size() ? o.backend_specs[backend_index] : f.backend;
   f.reproduce = reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options});
   return f;
 }
 
 void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, Shared& shared,
-                Clock::time_point deadline) {
+                Clock::time_point deadline, Clock::time_point shrink_deadline) {
   const CampaignOptions& o = shared.options();
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
@@ -186,6 +265,8 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     const Case c = generate_case(choices, o.gen);
     const CaseOutcome outcome = run_case(c, backends, o.run);
     if (outcome.skipped) ++shared.skipped;
+    const std::string reference =
+        outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code)) : std::string("accepts");
     CaseRecord record;
     record.index = i;
     for (std::size_t b = 0; b < outcome.backends.size(); ++b) {
@@ -194,14 +275,29 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
       if (o.record_verdicts) record.labels.push_back(v.label());
       if (!is_failure(v.kind)) continue;
       ++shared.failures;
-      if (!shared.take_shrink_budget(outcome.backends[b].backend, v.kind)) {
+      const std::string pre =
+          pre_shrink_signature(c, backend_family(outcome.backends[b].backend), v.label(), reference);
+      const Shared::Claim claim = shared.claim(pre);
+      if (claim == Shared::Claim::counted) continue;
+      if (claim == Shared::Claim::unshrunk) {
         ++shared.unshrunk;
         continue;
       }
-      if (auto f = shrink_finding(c, i, b, *backends[b], v, shared, deadline)) {
-        shared.add_finding(std::move(*f));
+      // With a time budget every shrink is capped at 10 s and all of them end at shrink_deadline.
+      double max_seconds = 0;
+      if (!o.cases && o.shrink.max_seconds == 0) {
+        max_seconds = std::min(10.0, std::chrono::duration<double>(shrink_deadline - Clock::now()).count());
+        if (max_seconds <= 0.01) {
+          ++shared.unshrunk;
+          shared.release(pre);
+          continue;
+        }
+      }
+      if (auto f = shrink_finding(c, i, b, backends, v, shared, max_seconds)) {
+        shared.add_finding(pre, std::move(*f));
       } else {
         ++shared.unconfirmed;
+        shared.release(pre);
       }
     }
     ++shared.cases;
@@ -257,13 +353,63 @@ void print_findings(Shared& shared, ProgressSink sink, bool& line_open) {
   for (const Finding& f : shared.take_new_findings()) {
     if (line_open) *sink.out << "\r\033[K";
     line_open = false;
-    *sink.out << "found: " << f.backend << " " << f.verdict << " (case " << f.case_index << ", shrunk in "
-              << f.shrink_steps << " steps) -> " << f.file.string() << "\n  reproduce: " << f.reproduce << "\n";
+    *sink.out << (f.known ? "known: " : "found: ") << f.backend << " " << f.verdict << " (case " << f.case_index
+              << ", shrunk in " << f.shrink_steps << " steps) -> " << f.file.string()
+              << "\n  reproduce: " << f.reproduce << "\n";
     if (!f.store_error.empty()) *sink.out << "  not stored: " << f.store_error << "\n";
   }
 }
 
+/// Group signature → file, for every stored divergence under `paths` that gets a failing verdict
+/// now on a backend of its `origin.backend`'s family (each such backend contributes its signature).
+std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::span<Backend* const> backends,
+                                                        std::vector<std::string>& errors) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const fs::path& p : o.known) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) {
+      files.push_back(p);
+      continue;
+    }
+    std::vector<fs::path> found;
+    for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (it->is_regular_file(ec) && name.size() > 10 && name.ends_with(".case.json")) found.push_back(it->path());
+    }
+    if (ec) errors.push_back("cannot list " + p.string() + ": " + ec.message());
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  std::map<std::string, fs::path> known;
+  for (const fs::path& file : files) {
+    auto c = read_case_file(file, o.run.limits);
+    if (!c) {
+      errors.push_back(render(c.error()));
+      continue;
+    }
+    std::string family;
+    for (const auto& [k, v] : c->origin) {
+      if (k == "backend") family = backend_family(v);
+    }
+    if (family.empty()) continue;
+    for (Backend* b : backends) {
+      if (backend_family(b->name()) != family) continue;
+      Backend* one[] = {b};
+      const CaseOutcome out = run_case(*c, one, o.run);
+      if (out.backends.empty() || !is_failure(out.backends[0].verdict.kind)) continue;
+      known.emplace(group_signature(*c, family, out.backends[0].verdict.label()), file);
+    }
+  }
+  return known;
+}
+
 }  // namespace
+
+std::size_t CampaignResult::new_groups() const {
+  return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(), [](const Finding& f) { return !f.known; }));
+}
 
 Result<CampaignResult> run_campaign(const CampaignOptions& options, const BackendFactory& factory,
                                     ProgressSink progress) {
@@ -283,12 +429,26 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   for (const auto& b : owned[0]) names.emplace_back(b->name());
 
   Shared shared(options, names);
+  std::vector<std::string> known_errors;
+  std::size_t known_loaded = 0;
+  if (!options.known.empty()) {
+    std::vector<Backend*> first;
+    for (const auto& b : owned[0]) first.push_back(b.get());
+    auto known = load_known(options, first, known_errors);
+    std::set<std::filesystem::path> files;
+    for (const auto& [signature, file] : known) files.insert(file);
+    known_loaded = files.size();
+    shared.set_known(std::move(known));
+  }
   const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(options.seconds.value_or(60)));
+  const double budget = options.seconds.value_or(60);
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget));
+  const double grace = options.shrink_grace >= 0 ? options.shrink_grace : std::clamp(budget / 10, 2.0, 30.0);
+  const auto shrink_deadline =
+      deadline + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace));
   std::vector<std::thread> workers;
   for (unsigned w = 0; w < options.jobs; ++w) {
-    workers.emplace_back(run_worker, w, std::ref(owned[w]), std::ref(shared), deadline);
+    workers.emplace_back(run_worker, w, std::ref(owned[w]), std::ref(shared), deadline, shrink_deadline);
   }
   std::atomic<bool> done{false};
   std::thread joiner([&] {
@@ -335,6 +495,8 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.unshrunk = shared.unshrunk;
   result.skipped = shared.skipped;
   result.unconfirmed = shared.unconfirmed;
+  result.known_loaded = known_loaded;
+  result.known_errors = std::move(known_errors);
   for (std::size_t b = 0; b < names.size(); ++b) {
     std::array<std::uint64_t, kVerdictKinds> row{};
     for (std::size_t k = 0; k < kVerdictKinds; ++k) row[k] = shared.count(b, static_cast<VerdictKind>(k));

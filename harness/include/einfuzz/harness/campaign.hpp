@@ -1,6 +1,7 @@
 // The fuzz campaign behind `einfuzz fuzz`: generate case i from (seed, i), run it on every backend,
-// and on every failing verdict shrink it, deduplicate it by signature, store it in the corpus and
-// say how to reproduce it; live progress, a summary table, JSON and JUnit reports.
+// shrink the first failure of every new pre-shrink signature, group the shrunk failures by their
+// group signature (one group per root cause, group.hpp), recognise the known divergences, store the
+// new groups in the corpus and say how to reproduce them; live progress, summary, JSON and JUnit.
 #pragma once
 
 #include <array>
@@ -37,13 +38,19 @@ struct CampaignOptions {
   bool store = true;                     ///< write findings into `corpus` (never overwriting a file)
   GenOptions gen = campaign_gen_options();
   RunOptions run;
-  /// Shrinking per finding; with a time budget (no `cases`) and no max_seconds of its own, each
-  /// shrink is also capped at 10 s (and at the time left, but at least 1 s), so a slow backend
-  /// cannot stall the campaign.
+  /// Shrinking per group; with a time budget (no `cases`) and no max_seconds of its own, each shrink
+  /// is also capped at 10 s and all shrinking ends `shrink_grace` after the budget (group.hpp).
   ShrinkOptions shrink;
-  /// Per backend × verdict kind, failures beyond this many are counted but not shrunk or stored.
-  int shrink_limit = 10;
-  std::uint64_t max_findings = 0;        ///< stop after this many distinct findings (0: never)
+  /// Per pre-shrink signature, failures shrunk until one of them is confirmed (its shrunk case fails
+  /// again): the first failure of every new signature is shrunk, later ones only counted.
+  int shrink_limit = 3;
+  /// With a time budget: seconds after it in which shrinks still run (a failure of a new pre-shrink
+  /// signature met later is counted as unshrunk). Negative: 10 % of the budget, between 2 and 30 s.
+  double shrink_grace = -1;
+  std::uint64_t max_findings = 0;        ///< stop after this many groups (0: never)
+  /// Stored divergences (`*.case.json` files or directories of them): a group whose signature equals
+  /// that of a stored case re-run now on a backend of its `origin.backend`'s family is `known`.
+  std::vector<std::filesystem::path> known;
   bool record_verdicts = false;          ///< keep every case's verdict labels (tests, determinism)
   std::string command = "build/einfuzz"; ///< how reproduce commands spell the CLI
   /// Per backend (in the factory's order), the spec that builds it (`all` expanded): what reproduce
@@ -53,17 +60,25 @@ struct CampaignOptions {
   double progress_interval = 0.5;        ///< seconds between progress updates
 };
 
-/// One distinct failure, after shrinking: its shrunk case, re-run on the same backend, got a failing
-/// verdict of the same kind (a case that no longer fails is never a finding).
+/// One group (one root cause), after shrinking: its shrunk case, re-run on the same backend, got a
+/// failing verdict of the same kind (a case that no longer fails is never a finding).
 struct Finding {
   std::uint64_t case_index = 0;   ///< the generated case it was first seen on
-  std::string backend;
+  std::string backend;            ///< the backend it was shrunk on
+  std::string family;             ///< backend_family(backend)
+  std::string signature;          ///< group_signature(shrunk, family, verdict)
+  /// The variants of the family that reproduce the group (the same signature on the shrunk case),
+  /// in backend order.
+  std::vector<std::string> backends;
+  std::uint64_t count = 0;        ///< failing verdicts attributed to it (via their pre-shrink signature)
+  bool known = false;             ///< matches a stored divergence (CampaignOptions::known): not stored
+  std::filesystem::path known_file;  ///< that divergence; `reproduce` then names it
   VerdictKind kind = VerdictKind::crash;
   std::string verdict;            ///< the shrunk case's verdict, Verdict::label() (ORACLE.md §6)
   std::string original_verdict;   ///< the generated case's verdict label
   std::string detail;             ///< the shrunk case's verdict detail
   Case shrunk;                    ///< with `expect` (the reference's conclusion) and `origin`
-  std::filesystem::path file;     ///< corpus / case_file_name(shrunk)
+  std::filesystem::path file;     ///< corpus / case_file_name(shrunk), or known_file
   std::string reproduce;          ///< the one command that reproduces it
   std::string store_error;        ///< why the file could not be written, if it could not
   int shrink_steps = 0;
@@ -82,9 +97,13 @@ struct CampaignResult {
   std::uint64_t cases = 0;
   double seconds = 0;
   std::vector<std::array<std::uint64_t, kVerdictKinds>> counts;  ///< per backend, per VerdictKind
-  std::vector<Finding> findings;    ///< distinct signatures, ordered by case index
-  std::uint64_t failures = 0;       ///< failing verdicts, before deduplication
-  std::uint64_t unshrunk = 0;       ///< failing verdicts over the shrink limit
+  std::vector<Finding> findings;    ///< the groups, ordered by case index
+  std::uint64_t failures = 0;       ///< failing verdicts, before grouping
+  /// Failures of a pre-shrink signature that had no group yet and could not be shrunk: over the
+  /// shrink limit, or after the shrink time ended.
+  std::uint64_t unshrunk = 0;
+  std::size_t known_loaded = 0;     ///< stored divergences that reproduce on some backend now
+  std::vector<std::string> known_errors;  ///< unreadable stored divergences (named, not fatal)
   std::uint64_t skipped = 0;        ///< cases over a harness limit (SEMANTICS §13.4): run on no backend
   /// Shrunk failures whose re-run (a fresh run_case on the same backend) was not a failing verdict of
   /// the same kind: not findings, not stored (a flaky or stateful backend).
@@ -92,6 +111,8 @@ struct CampaignResult {
   std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
 
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
+  /// Groups that match no stored divergence: what makes `einfuzz fuzz` exit 1.
+  std::size_t new_groups() const;
 };
 
 /// Builds one set of backends (called once per worker, before any case runs).
@@ -110,14 +131,16 @@ struct ProgressSink {
 Result<CampaignResult> run_campaign(const CampaignOptions& options, const BackendFactory& factory,
                                     ProgressSink progress = {});
 
-/// The final summary: backend × verdict counts, cases/s, and each finding with its command.
+/// The final summary: backend × verdict counts, cases/s, and each group (new or known) with its
+/// backends, count, file and command.
 void write_campaign_summary(const CampaignResult& result, const CampaignOptions& options, std::ostream& out);
 
-/// The JSON report: totals, counts per backend keyed by verdict name, each finding with its
-/// backend, verdict (Verdict::label()) and case file.
+/// The JSON report: totals, counts per backend keyed by verdict name, and a `groups` array (signature,
+/// verdict, op, dtype, backends, count, case_file, reproduce, known).
 std::string campaign_report_json(const CampaignResult& result, const CampaignOptions& options);
 
-/// JUnit XML: one testcase per backend, failing when that backend has findings.
+/// JUnit XML: one testcase per group, failing when the group is new (a campaign without groups has
+/// one passing testcase).
 std::string campaign_report_junit(const CampaignResult& result);
 
 /// Escapes `s` for XML text and attribute values.
