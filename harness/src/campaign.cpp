@@ -126,6 +126,12 @@ class Shared {
 
   /// The known divergences: group signature → stored file (set before any worker starts).
   void set_known(std::map<std::string, std::filesystem::path> known) { known_ = std::move(known); }
+  /// True when `signature` is already a group.
+  bool has_group(const std::string& signature) {
+    std::lock_guard lock(mutex_);
+    return by_signature_.count(signature) != 0;
+  }
+
   /// The stored divergence with group signature `signature`, if any (read-only once workers run).
   std::optional<std::filesystem::path> known_file(const std::string& signature) const {
     const auto it = known_.find(signature);
@@ -252,11 +258,27 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
   return f;
 }
 
+/// True when `f`'s shrunk case fails the same way on a fresh instance of its backend (built once per
+/// worker, on the first new group): a divergence that depends on what the backend process ran before
+/// (numpy reading memory behind an empty operand) would not reproduce with the printed command.
+bool reproduces_fresh(const Finding& f, std::size_t backend_index, const BackendFactory& factory,
+                      std::vector<std::unique_ptr<Backend>>& fresh, const RunOptions& run) {
+  if (fresh.empty()) {
+    auto made = factory();
+    if (!made || made->size() <= backend_index) return true;  // nothing to compare with: keep the group
+    fresh = std::move(*made);
+  }
+  Backend* one[] = {fresh[backend_index].get()};
+  const CaseOutcome out = run_case(f.shrunk, one, run);
+  return !out.backends.empty() && out.backends[0].verdict.kind == f.kind;
+}
+
 void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, Shared& shared,
-                Clock::time_point deadline, Clock::time_point shrink_deadline) {
+                const BackendFactory& factory, Clock::time_point deadline, Clock::time_point shrink_deadline) {
   const CampaignOptions& o = shared.options();
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
+  std::vector<std::unique_ptr<Backend>> fresh;
   std::vector<CaseRecord> records;
   for (std::uint64_t i = worker;; i += o.jobs) {
     if (shared.stop) break;
@@ -293,7 +315,11 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
           continue;
         }
       }
-      if (auto f = shrink_finding(c, i, b, backends, v, shared, max_seconds)) {
+      auto f = shrink_finding(c, i, b, backends, v, shared, max_seconds);
+      if (f && !f->known && !shared.has_group(f->signature) && !reproduces_fresh(*f, b, factory, fresh, o.run)) {
+        f.reset();
+      }
+      if (f) {
         shared.add_finding(pre, std::move(*f));
       } else {
         ++shared.unconfirmed;
@@ -360,10 +386,10 @@ void print_findings(Shared& shared, ProgressSink sink, bool& line_open) {
   }
 }
 
-/// Group signature → file, for every stored divergence under `paths` that gets a failing verdict
-/// now on a backend of its `origin.backend`'s family (each such backend contributes its signature).
-std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::span<Backend* const> backends,
-                                                        std::vector<std::string>& errors) {
+/// Group signature → file, for every stored divergence under `o.known`: the signature of the stored
+/// case on its `origin.backend`'s family with its recorded `origin.verdict` (replay checks that it
+/// still reproduces). Cases without both fields are not divergences and are skipped.
+std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::vector<std::string>& errors) {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;
   for (const fs::path& p : o.known) {
@@ -389,18 +415,13 @@ std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o
       errors.push_back(render(c.error()));
       continue;
     }
-    std::string family;
+    std::string backend, verdict;
     for (const auto& [k, v] : c->origin) {
-      if (k == "backend") family = backend_family(v);
+      if (k == "backend") backend = v;
+      if (k == "verdict") verdict = v;
     }
-    if (family.empty()) continue;
-    for (Backend* b : backends) {
-      if (backend_family(b->name()) != family) continue;
-      Backend* one[] = {b};
-      const CaseOutcome out = run_case(*c, one, o.run);
-      if (out.backends.empty() || !is_failure(out.backends[0].verdict.kind)) continue;
-      known.emplace(group_signature(*c, family, out.backends[0].verdict.label()), file);
-    }
+    if (backend.empty() || verdict.empty()) continue;
+    known.emplace(group_signature(*c, backend_family(backend), verdict), file);
   }
   return known;
 }
@@ -432,9 +453,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   std::vector<std::string> known_errors;
   std::size_t known_loaded = 0;
   if (!options.known.empty()) {
-    std::vector<Backend*> first;
-    for (const auto& b : owned[0]) first.push_back(b.get());
-    auto known = load_known(options, first, known_errors);
+    auto known = load_known(options, known_errors);
     std::set<std::filesystem::path> files;
     for (const auto& [signature, file] : known) files.insert(file);
     known_loaded = files.size();
@@ -448,7 +467,8 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
       deadline + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(grace));
   std::vector<std::thread> workers;
   for (unsigned w = 0; w < options.jobs; ++w) {
-    workers.emplace_back(run_worker, w, std::ref(owned[w]), std::ref(shared), deadline, shrink_deadline);
+    workers.emplace_back(run_worker, w, std::ref(owned[w]), std::ref(shared), std::cref(factory), deadline,
+                         shrink_deadline);
   }
   std::atomic<bool> done{false};
   std::thread joiner([&] {

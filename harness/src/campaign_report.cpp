@@ -1,6 +1,7 @@
 // The campaign's reports: the summary table, the JSON report and the JUnit XML.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -65,26 +66,43 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
     widths.push_back(std::max<std::size_t>(name.size() + 2, 8));
     out << pad(name, widths.back());
   }
-  out << "findings\n";
+  out << "groups\n";
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
     out << pad(r.backends[b], name_width);
     for (std::size_t i = 0; i < columns.size(); ++i) out << pad(std::to_string(r.counts[b][columns[i]]), widths[i]);
-    std::size_t findings = 0;
-    for (const Finding& f : r.findings) findings += f.backend == r.backends[b];
-    out << findings << "\n";
+    std::size_t groups = 0;
+    for (const Finding& f : r.findings) {
+      groups += std::find(f.backends.begin(), f.backends.end(), r.backends[b]) != f.backends.end();
+    }
+    out << groups << "\n";
   }
   out << "\n";
   if (r.skipped) out << r.skipped << " cases over a harness limit were skipped (run on no backend)\n";
+  if (!o.known.empty()) {
+    out << r.known_loaded << " stored divergences known";
+    for (const auto& k : o.known) out << (&k == &o.known.front() ? " (" : ", ") << k.string();
+    out << ")\n";
+  }
+  for (const std::string& e : r.known_errors) out << "known divergence not read: " << e << "\n";
   if (r.failures == 0) {
     out << "nothing found\n";
     return;
   }
-  out << r.failures << " failing verdicts, " << r.findings.size() << " distinct findings";
-  if (r.unshrunk) out << " (" << r.unshrunk << " failures over the shrink limit were not shrunk)";
+  const std::size_t fresh = r.new_groups();
+  out << r.failures << " failing verdicts in " << r.findings.size() << (r.findings.size() == 1 ? " group" : " groups")
+      << ": " << fresh << " new, " << r.findings.size() - fresh << " known";
+  if (r.unshrunk) out << " (" << r.unshrunk << " failures of signatures without a group were not shrunk)";
   out << (r.findings.empty() ? "\n" : ":\n");
-  for (const Finding& f : r.findings) {
-    out << "  " << f.backend << "  " << f.verdict << "  " << f.file.string() << "  (case " << f.case_index << ")\n"
-        << "    reproduce: " << f.reproduce << "\n";
+  for (const bool known : {false, true}) {
+    for (const Finding& f : r.findings) {
+      if (f.known != known) continue;
+      std::string backends;
+      for (const std::string& b : f.backends) backends += (backends.empty() ? "" : ",") + b;
+      out << (known ? "  known " : "  NEW   ") << backends << "  " << f.verdict << "  x" << f.count << "  "
+          << f.file.string() << "  (case " << f.case_index << ")\n"
+          << "    group: " << f.signature << "\n"
+          << "    reproduce: " << f.reproduce << "\n";
+    }
   }
   if (r.unconfirmed) {
     out << r.unconfirmed << (r.unconfirmed == 1 ? " failure" : " failures")
@@ -114,58 +132,65 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
     }
     j["backends"].push_back({{"name", r.backends[b]}, {"verdicts", counts}});
   }
-  j["findings"] = nlohmann::ordered_json::array();
+  j["new_groups"] = r.new_groups();
+  j["known_divergences"] = r.known_loaded;
+  j["groups"] = nlohmann::ordered_json::array();
   for (const Finding& f : r.findings) {
-    j["findings"].push_back({{"case_index", f.case_index},
-                             {"backend", f.backend},
-                             {"verdict", f.verdict},
-                             {"original_verdict", f.original_verdict},
-                             {"detail", f.detail},
-                             {"case_file", f.file.string()},
-                             {"reproduce", f.reproduce},
-                             {"shrink_steps", f.shrink_steps},
-                             {"stored", f.store_error.empty() && o.store}});
+    j["groups"].push_back({{"signature", f.signature},
+                           {"verdict", f.verdict},
+                           {"op", std::string(op_name(f.shrunk.op))},
+                           {"dtype", std::string(dtype_name(f.shrunk.dtype))},
+                           {"backends", f.backends},
+                           {"count", f.count},
+                           {"case_file", f.file.string()},
+                           {"reproduce", f.reproduce},
+                           {"known", f.known},
+                           {"case_index", f.case_index},
+                           {"shrunk_on", f.backend},
+                           {"original_verdict", f.original_verdict},
+                           {"detail", f.detail},
+                           {"shrink_steps", f.shrink_steps},
+                           {"stored", !f.known && f.store_error.empty() && o.store}});
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 std::string campaign_report_junit(const CampaignResult& r) {
-  std::size_t failing = 0;
-  for (const auto& b : r.backends) {
-    for (const Finding& f : r.findings) {
-      if (f.backend == b) {
-        ++failing;
-        break;
-      }
-    }
-  }
+  const std::size_t failing = r.new_groups();
+  const std::size_t tests = std::max<std::size_t>(1, r.findings.size());
   std::ostringstream out;
   const std::string time = fixed(r.seconds, 3);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"einfuzz fuzz\" tests=\"" << r.backends.size() << "\" failures=\"" << failing
-      << "\" time=\"" << time << "\">\n"
-      << "  <testsuite name=\"einfuzz.fuzz\" tests=\"" << r.backends.size() << "\" failures=\"" << failing
-      << "\" time=\"" << time << "\">\n";
+      << "<testsuites name=\"einfuzz fuzz\" tests=\"" << tests << "\" failures=\"" << failing << "\" time=\"" << time
+      << "\">\n"
+      << "  <testsuite name=\"einfuzz.fuzz\" tests=\"" << tests << "\" failures=\"" << failing << "\" time=\"" << time
+      << "\">\n";
+  std::string counts = std::to_string(r.cases) + " cases\n";
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
-    out << "    <testcase classname=\"einfuzz.fuzz\" name=\"" << xml_escape(r.backends[b]) << "\" time=\"" << time
-        << "\">\n";
-    std::string body;
-    std::size_t n = 0;
-    for (const Finding& f : r.findings) {
-      if (f.backend != r.backends[b]) continue;
-      ++n;
-      body += f.verdict + " " + f.file.string() + " (case " + std::to_string(f.case_index) + ")\n  reproduce: " +
-              f.reproduce + "\n";
-    }
-    if (n != 0) {
-      out << "      <failure message=\"" << n << (n == 1 ? " finding" : " findings") << "\" type=\"einfuzz.finding\">"
-          << xml_escape(body) << "</failure>\n";
-    }
-    std::string counts;
+    counts += r.backends[b] + ":";
     for (std::size_t k = 0; k < kVerdictKinds; ++k) {
-      if (r.counts[b][k] != 0) counts += verdict_name(static_cast<VerdictKind>(k)) + ": " + std::to_string(r.counts[b][k]) + "\n";
+      if (r.counts[b][k] != 0) counts += " " + verdict_name(static_cast<VerdictKind>(k)) + " " + std::to_string(r.counts[b][k]);
     }
-    out << "      <system-out>" << xml_escape(std::to_string(r.cases) + " cases\n" + counts) << "</system-out>\n"
+    counts += "\n";
+  }
+  if (r.findings.empty()) {
+    out << "    <testcase classname=\"einfuzz.fuzz\" name=\"campaign\" time=\"" << time << "\">\n"
+        << "      <system-out>" << xml_escape(counts) << "</system-out>\n"
+        << "    </testcase>\n";
+  }
+  for (const Finding& f : r.findings) {
+    std::string backends;
+    for (const std::string& b : f.backends) backends += (backends.empty() ? "" : ",") + b;
+    const std::string body = f.signature + "\nbackends: " + backends + "\nfailures: " + std::to_string(f.count) +
+                             "\ncase: " + f.file.string() + " (case " + std::to_string(f.case_index) +
+                             ")\nreproduce: " + f.reproduce + "\n";
+    out << "    <testcase classname=\"einfuzz.fuzz." << xml_escape(f.family) << "\" name=\"" << xml_escape(f.signature)
+        << "\" time=\"0\">\n";
+    if (!f.known) {
+      out << "      <failure message=\"new group: " << xml_escape(f.verdict) << " on " << xml_escape(backends)
+          << "\" type=\"einfuzz.group\">" << xml_escape(body) << "</failure>\n";
+    }
+    out << "      <system-out>" << xml_escape((f.known ? "known divergence\n" : "") + body) << "</system-out>\n"
         << "    </testcase>\n";
   }
   out << "  </testsuite>\n</testsuites>\n";

@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -23,17 +24,21 @@ std::string fresh_name(std::size_t i) {
 /// Old name → canonical name, assigned in the order names are first looked up.
 class Renamer {
  public:
+  explicit Renamer(bool identity = false) : identity_(identity) {}
   const std::string& operator()(const std::string& name) {
+    if (identity_) return name;
     auto it = map_.find(name);
     if (it == map_.end()) it = map_.emplace(name, fresh_name(map_.size())).first;
     return it->second;
   }
 
  private:
+  bool identity_;
   std::map<std::string, std::string> map_;
 };
 
-std::string render_expression(const Expression& e, Renamer& rename) {
+/// `einsum`: a group of one name, `(a)` or `(a 1)`, is that name (SEMANTICS §1.3), so it is written bare.
+std::string render_expression(const Expression& e, Renamer& rename, bool einsum = false) {
   std::string out;
   const auto atom_text = [&](const Atom& a) -> std::string {
     switch (a.kind) {
@@ -46,7 +51,7 @@ std::string render_expression(const Expression& e, Renamer& rename) {
   };
   for (const Item& item : e.items) {
     if (!out.empty()) out += ' ';
-    if (!item.group) {
+    if (!item.group || (einsum && item.atoms.size() == 1 && item.atoms[0].kind == Atom::Kind::name)) {
       out += atom_text(item.atoms.at(0));
       continue;
     }
@@ -86,10 +91,10 @@ std::string canonical_pattern(Op op, std::string_view pattern, Renamer& rename) 
     if (auto p = parse_einsum(pattern)) {
       std::string lhs;
       for (std::size_t k = 0; k < p->operands.size(); ++k) {
-        lhs += (k ? ", " : "") + render_expression(p->operands[k], rename);
+        lhs += (k ? ", " : "") + render_expression(p->operands[k], rename, true);
       }
       while (!lhs.empty() && lhs.back() == ' ') lhs.pop_back();
-      const std::string rhs = render_expression(p->output, rename);
+      const std::string rhs = render_expression(p->output, rename, true);
       return (lhs.empty() ? "->" : lhs + " ->") + (rhs.empty() ? "" : " " + rhs);
     }
   } else if (auto p = parse_transform(pattern)) {
@@ -118,6 +123,33 @@ Case canonical_names(const Case& c) {
   Case out = c;
   out.pattern = canonical_pattern(c.op, c.pattern, rename);
   for (auto& [name, length] : out.axis_lengths) name = rename(name);
+  return out;
+}
+
+Case canonical_operand_order(const Case& c) {
+  if (c.op != Op::einsum) return c;
+  auto p = parse_einsum(c.pattern);
+  if (!p || p->operands.size() != c.inputs.size() || p->operands.size() < 2) return c;
+  if (!c.layouts.empty() && c.layouts.size() != c.inputs.size()) return c;
+  std::vector<std::size_t> order(c.inputs.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Shape& x = c.inputs[a].shape();
+    const Shape& y = c.inputs[b].shape();
+    if (x.size() != y.size()) return x.size() > y.size();
+    return x > y;
+  });
+  Renamer keep(true);
+  Case out = c;
+  std::string lhs;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    lhs += (k ? ", " : "") + render_expression(p->operands[order[k]], keep);
+    out.inputs[k] = c.inputs[order[k]];
+    if (!c.layouts.empty()) out.layouts[k] = c.layouts[order[k]];
+  }
+  while (!lhs.empty() && lhs.back() == ' ') lhs.pop_back();
+  const std::string rhs = render_expression(p->output, keep);
+  out.pattern = (lhs.empty() ? "->" : lhs + " ->") + (rhs.empty() ? "" : " " + rhs);
   return out;
 }
 

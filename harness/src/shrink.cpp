@@ -342,9 +342,11 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
         },
         options.limits);
   }
-  // Canonical names last (not a size step: renaming keeps the measure), checked like any candidate.
-  Case canonical = canonical_names(result.shrunk);
-  if (write_case(canonical) != write_case(result.shrunk) && !out_of_time()) {
+  // The canonical form last (not a size step: the measure stays), each step checked like any
+  // candidate: operands in canonical order, then names in first-appearance order.
+  for (int step = 0; step < 2; ++step) {
+    Case canonical = step == 0 ? canonical_operand_order(result.shrunk) : canonical_names(result.shrunk);
+    if (write_case(canonical) == write_case(result.shrunk) || out_of_time()) continue;
     ++result.attempts;
     if (still_fails(canonical)) result.shrunk = std::move(canonical);
   }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -18,16 +19,18 @@ namespace {
 constexpr const char* kFuzzFooter = R"(
 Case i is generated from (seed, i) alone: the same --seed and --cases give the same cases and
 verdicts (with --jobs J, worker w runs cases w, w+J, …; reports are ordered by case index).
-Every failing verdict (mismatch, reject-disagree, crash, timeout, input-modified) is shrunk,
-deduplicated by backend + verdict + shrunk case, stored under --corpus (file name = content hash,
-`expect` = the reference's conclusion, `origin` = seed, case, generator, backend, verdict, date)
-and printed with the one command that reproduces it.
+The first failing verdict (mismatch, reject-disagree, crash, timeout, input-modified) of every new
+pre-shrink signature is shrunk and grouped by its group signature (one group per root cause; the
+variants of one library share groups, docs/fuzzing.md). A group that matches a stored divergence
+under --known is `known` (shown with its file); a new group is stored under --corpus (file name =
+content hash, `expect` = the reference's conclusion, `origin` = seed, case, generator, backend,
+verdict, date) and printed with the one command that reproduces it.
 
 Examples:  einfuzz fuzz                                  60 s over every built-in backend
            einfuzz fuzz --backend fused --cases 20000 --seed 7 --report fuzz.json
            einfuzz fuzz --backend all --seconds 600 --jobs 2 --junit fuzz.xml
 
-Exit status: 0 nothing found, 1 something found, 2 bad usage.)";
+Exit status: 0 no new group (nothing found, or only known divergences), 1 a new group, 2 bad usage.)";
 
 bool write_file(const std::string& path, const std::string& text, const char* what) {
   std::ofstream out(path, std::ios::binary);
@@ -60,6 +63,7 @@ Subcommand add_fuzz(CLI::App& app) {
     std::string corpus = "corpus/found";
     std::string report, junit;
     bool no_store = false, quiet = false;
+    std::vector<std::string> known;
   };
   auto st = std::make_shared<State>();
   CLI::App* cmd = app.add_subcommand("fuzz", "Run a fuzz campaign: generate, run, judge, shrink and store every failure");
@@ -82,8 +86,11 @@ Subcommand add_fuzz(CLI::App& app) {
   cmd->add_option("--reduce-percent", st->options.gen.reduce_percent, "percent of reduce cases")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  cmd->add_option("--known", st->known,
+                  "stored divergences: a directory or case file (repeatable; default corpus/divergences if it exists)")
+      ->allow_extra_args(false);
   cmd->add_option("--shrink-limit", st->options.shrink_limit,
-                  "per backend and verdict, failures shrunk (later ones are only counted)")
+                  "per pre-shrink signature, failures shrunk until one is confirmed (later ones are counted)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--max-shrink-attempts", st->options.shrink.max_attempts, "candidates tried per shrink")
@@ -108,6 +115,17 @@ Subcommand add_fuzz(CLI::App& app) {
             if (cases->count() && st->cases == 0) {
               std::cerr << "error[invalidArgument]: --cases must be at least 1\n";
               return 2;
+            }
+            if (st->known.empty() && std::filesystem::is_directory("corpus/divergences")) {
+              st->known.push_back("corpus/divergences");
+            }
+            o.known.clear();
+            for (const std::string& k : st->known) {
+              if (!std::filesystem::exists(k)) {
+                std::cerr << "error[invalidArgument]: --known '" << k << "' does not exist\n";
+                return 2;
+              }
+              o.known.emplace_back(k);
             }
             if (seconds->count()) o.seconds = st->seconds;
             if (cases->count()) o.cases = st->cases;
@@ -140,7 +158,7 @@ Subcommand add_fuzz(CLI::App& app) {
             if (!st->report.empty()) ok &= write_file(st->report, campaign_report_json(*result, o), "JSON report");
             if (!st->junit.empty()) ok &= write_file(st->junit, campaign_report_junit(*result), "JUnit report");
             if (!ok) return 2;
-            return result->failures > 0 ? 1 : 0;
+            return result->new_groups() > 0 ? 1 : 0;
           }};
 }
 

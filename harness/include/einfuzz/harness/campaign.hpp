@@ -48,8 +48,9 @@ struct CampaignOptions {
   /// signature met later is counted as unshrunk). Negative: 10 % of the budget, between 2 and 30 s.
   double shrink_grace = -1;
   std::uint64_t max_findings = 0;        ///< stop after this many groups (0: never)
-  /// Stored divergences (`*.case.json` files or directories of them): a group whose signature equals
-  /// that of a stored case re-run now on a backend of its `origin.backend`'s family is `known`.
+  /// Stored divergences (`*.case.json` files or directories of them): a group is `known` when its
+  /// signature equals group_signature(stored case, backend_family(origin.backend), origin.verdict)
+  /// of one of them (`replay` checks that each still reproduces its recorded verdict).
   std::vector<std::filesystem::path> known;
   bool record_verdicts = false;          ///< keep every case's verdict labels (tests, determinism)
   std::string command = "build/einfuzz"; ///< how reproduce commands spell the CLI
@@ -102,11 +103,12 @@ struct CampaignResult {
   /// Failures of a pre-shrink signature that had no group yet and could not be shrunk: over the
   /// shrink limit, or after the shrink time ended.
   std::uint64_t unshrunk = 0;
-  std::size_t known_loaded = 0;     ///< stored divergences that reproduce on some backend now
+  std::size_t known_loaded = 0;     ///< stored divergences read from CampaignOptions::known
   std::vector<std::string> known_errors;  ///< unreadable stored divergences (named, not fatal)
   std::uint64_t skipped = 0;        ///< cases over a harness limit (SEMANTICS §13.4): run on no backend
-  /// Shrunk failures whose re-run (a fresh run_case on the same backend) was not a failing verdict of
-  /// the same kind: not findings, not stored (a flaky or stateful backend).
+  /// Shrunk failures whose re-run on the same backend, or (for a new group) on a fresh instance of it
+  /// from the factory, was not a failing verdict of the same kind: not findings, not stored (a flaky
+  /// or stateful backend).
   std::uint64_t unconfirmed = 0;
   std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
 

@@ -20,6 +20,11 @@ std::string canonical_pattern(Op op, std::string_view pattern);
 /// absent from the pattern gets the next fresh name); inputs, values and `origin` unchanged.
 Case canonical_names(const Case& c);
 
+/// An einsum with its operands (pattern, inputs and layouts together) stably sorted by rank, then
+/// shape, descending (`, a ->` on `(), (0)` becomes `a, ->` on `(0), ()`); other cases unchanged.
+/// Not a semantic identity for ordered backends: the shrinker keeps it only when the verdict does.
+Case canonical_operand_order(const Case& c);
+
 /// The special input values that occur, in a fixed order, comma-separated, or "none": `nan`,
 /// `+inf`, `-inf`, `-0`, `subnormal`, `near-max` (finite, in the top binade: |x| ≥ Ω/2) for floats;
 /// `int-min`, `int-max` for integers.

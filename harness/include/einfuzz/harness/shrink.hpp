@@ -38,9 +38,10 @@ using StillFails = std::function<bool(const Case&)>;
 
 /// Greedy shrinking with an arbitrary predicate. A candidate is accepted only when it is strictly
 /// smaller than the current case (operands + ranks + elements, then distinct labels, value
-/// complexity, pattern length, supplied lengths), so shrinking always terminates. Last, the result's
-/// names are made canonical (canonical_names: first-appearance order, canonical spacing) when the
-/// predicate still holds, so failures that differ only by names shrink to one case.
+/// complexity, pattern length, supplied lengths), so shrinking always terminates. Last, the result is
+/// made canonical (group.hpp: canonical_operand_order, then canonical_names — first-appearance
+/// names, canonical spacing), each step kept when the predicate still holds, so failures that
+/// differ only by names, spacing or operand order shrink to one case.
 ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, const ShrinkOptions& options = {});
 
 /// Shrinks keeping the verdict class: `backend` must still get `kind` on every accepted candidate.
