@@ -241,10 +241,13 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
     }
   }
   f.shrunk.expect_error = final_outcome.rejection ? std::string(code_name(final_outcome.rejection->code)) : "";
+  std::string variants;
+  for (const std::string& b : f.backends) variants += (variants.empty() ? "" : ",") + b;
   f.shrunk.origin = {{"seed", std::to_string(o.seed)},
                      {"case", std::to_string(index)},
                      {"generator", std::string(kGeneratorVersion)},
                      {"backend", f.backend},
+                     {"variants", variants},
                      {"verdict", f.verdict},
                      {"found", today_utc()}};
   f.file = o.corpus / case_file_name(f.shrunk);

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <ostream>
+#include <set>
 #include <sstream>
 
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/check_command.hpp"
 
@@ -41,15 +43,74 @@ Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const st
   return out;
 }
 
+namespace {
+
+std::string origin_field(const Case& c, std::string_view key) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+/// The library family of a stored divergence (replay.hpp), or "" for any other case.
+std::string divergence_family(const Case& c) {
+  if (origin_field(c, "library").empty() || origin_field(c, "verdict").empty()) return {};
+  const std::string backend = origin_field(c, "backend");
+  return backend.empty() ? std::string() : backend_family(backend);
+}
+
+/// Fills `e.known` and `e.stale` (replay.hpp: a stored divergence is a strict expected failure);
+/// `libraries` are the families with stored divergences among the replayed cases.
+void judge_divergence(const Case& c, const std::set<std::string>& libraries, ReplayEntry& e) {
+  e.known.assign(e.backends.size(), false);
+  const std::string library = origin_field(c, "library"), backend = origin_field(c, "backend"),
+                    verdict = origin_field(c, "verdict");
+  if (divergence_family(c).empty()) return;
+  std::vector<std::string> recorded = {backend};
+  const std::string variants = origin_field(c, "variants");
+  for (std::size_t i = 0; i < variants.size();) {
+    std::size_t j = variants.find(',', i);
+    if (j == std::string::npos) j = variants.size();
+    std::string v = variants.substr(i, j - i);
+    if (!v.empty() && std::find(recorded.begin(), recorded.end(), v) == recorded.end()) recorded.push_back(std::move(v));
+    i = j + 1;
+  }
+  const std::string family = backend_family(backend);
+  for (std::size_t b = 0; b < e.backends.size(); ++b) {
+    const BackendOutcome& o = e.backends[b];
+    if (std::find(recorded.begin(), recorded.end(), o.backend) != recorded.end()) {
+      e.known[b] = true;
+      if (o.verdict.label() != verdict) {
+        e.stale.push_back(o.backend + ": the stored divergence no longer reproduces: recorded " + verdict + ", now " +
+                          o.verdict.label() + " (" + library + " was fixed or changed: update the registry)");
+      }
+    } else if (backend_family(o.backend) == family || libraries.count(backend_family(o.backend)) != 0) {
+      // Another variant of the library, or another library with divergences of its own (judged on
+      // its own stored cases): shown, not judged.
+      e.known[b] = true;
+    }
+  }
+}
+
+}  // namespace
+
 ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::span<Backend* const> backends,
                           const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   ReplayResult result;
   for (Backend* b : backends) result.backends.emplace_back(b->name());
+  std::vector<Result<Case>> cases;
+  std::set<std::string> libraries;
   for (const auto& path : files) {
+    cases.push_back(read_case_file(path, options.limits));
+    if (cases.back()) {
+      if (std::string f = divergence_family(*cases.back()); !f.empty()) libraries.insert(std::move(f));
+    }
+  }
+  for (std::size_t i = 0; i < files.size(); ++i) {
     ReplayEntry e;
-    e.file = path.string();
-    auto c = read_case_file(path, options.limits);
+    e.file = files[i].string();
+    auto& c = cases[i];
     if (!c) {
       e.unreadable = c.error();
       e.expect = e.reference = "-";
@@ -61,8 +122,10 @@ ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::spa
                                         : "accepts";
       e.backends = std::move(outcome.backends);
       e.expect_failure = std::move(outcome.expect_failure);
-      e.passed = !e.expect_failure &&
-                 std::none_of(e.backends.begin(), e.backends.end(), [](const BackendOutcome& b) { return is_failure(b.verdict.kind); });
+      judge_divergence(*c, libraries, e);
+      bool failed = false;
+      for (std::size_t b = 0; b < e.backends.size(); ++b) failed |= !e.known[b] && is_failure(e.backends[b].verdict.kind);
+      e.passed = !e.expect_failure && !failed && e.stale.empty();
     }
     result.failed += !e.passed;
     result.entries.push_back(std::move(e));
@@ -83,10 +146,20 @@ std::vector<std::string> reasons(const ReplayEntry& e) {
   std::vector<std::string> out;
   if (e.unreadable) out.push_back(render(*e.unreadable));
   if (e.expect_failure) out.push_back("expect: " + *e.expect_failure);
-  for (const BackendOutcome& b : e.backends) {
-    if (is_failure(b.verdict.kind)) out.push_back(b.backend + ": " + b.verdict.label() + (b.verdict.detail.empty() ? "" : "  " + b.verdict.detail));
+  for (const std::string& s : e.stale) out.push_back(s);
+  for (std::size_t i = 0; i < e.backends.size(); ++i) {
+    const BackendOutcome& b = e.backends[i];
+    if (is_failure(b.verdict.kind) && !(i < e.known.size() && e.known[i])) {
+      out.push_back(b.backend + ": " + b.verdict.label() + (b.verdict.detail.empty() ? "" : "  " + b.verdict.detail));
+    }
   }
   return out;
+}
+
+/// A table cell: the verdict, marked when it is a stored divergence's.
+std::string cell(const ReplayEntry& e, std::size_t b) {
+  const std::string label = e.backends[b].verdict.label();
+  return b < e.known.size() && e.known[b] && is_failure(e.backends[b].verdict.kind) ? label + " (known)" : label;
 }
 
 }  // namespace
@@ -107,7 +180,7 @@ void write_replay_table(const ReplayResult& r, std::ostream& out, const Reproduc
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
     std::size_t w = r.backends[b].size();
     for (const ReplayEntry& e : r.entries)
-      if (b < e.backends.size()) w = std::max(w, e.backends[b].verdict.label().size());
+      if (b < e.backends.size()) w = std::max(w, cell(e, b).size());
     backend_w.push_back(w);
   }
   out << pad("case", file_w) << pad("expect", expect_w) << pad("reference", ref_w);
@@ -116,7 +189,7 @@ void write_replay_table(const ReplayResult& r, std::ostream& out, const Reproduc
   for (const ReplayEntry& e : r.entries) {
     out << pad(e.file, file_w) << pad(e.expect, expect_w) << pad(e.reference, ref_w);
     for (std::size_t b = 0; b < r.backends.size(); ++b) {
-      out << pad(b < e.backends.size() ? e.backends[b].verdict.label() : "-", backend_w[b]);
+      out << pad(b < e.backends.size() ? cell(e, b) : "-", backend_w[b]);
     }
     out << (e.passed ? "ok" : "FAIL") << "\n";
   }
@@ -160,8 +233,11 @@ std::string replay_report_json(const ReplayResult& r, const ReproduceContext& co
                             {"status", e.passed ? "pass" : "fail"}};
     entry["verdicts"] = nlohmann::ordered_json::array();
     for (const BackendOutcome& b : e.backends) {
-      entry["verdicts"].push_back({{"backend", b.backend}, {"verdict", b.verdict.label()}, {"detail", b.verdict.detail}});
+      const std::size_t i = entry["verdicts"].size();
+      entry["verdicts"].push_back({{"backend", b.backend}, {"verdict", b.verdict.label()}, {"detail", b.verdict.detail},
+                                   {"known", i < e.known.size() && e.known[i]}});
     }
+    if (!e.stale.empty()) entry["stale"] = e.stale;
     if (e.unreadable) entry["unreadable"] = render(*e.unreadable);
     if (e.expect_failure) entry["expect_failure"] = *e.expect_failure;
     if (!e.passed && !e.unreadable) entry["reproduce"] = replay_reproduce(r, e, context);

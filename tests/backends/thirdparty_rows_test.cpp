@@ -366,7 +366,9 @@ void reproduce(const std::string& library, const std::vector<std::string>& backe
     auto c = read_case_file(file);
     ASSERT_TRUE(c.ok()) << c.error().message;
     const std::string recorded = origin(*c, "verdict");
+    const std::string variants = "," + origin(*c, "variants") + ",";  // the variants that reproduce it, if listed
     for (const std::string& name : backends) {
+      if (variants != ",," && variants.find("," + name + ",") == std::string::npos) continue;
       Backend* b = shared(name);
       if (!b) GTEST_SKIP() << skip_reason(name);
       Backend* list[] = {b};

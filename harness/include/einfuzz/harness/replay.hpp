@@ -28,8 +28,12 @@ struct ReplayEntry {
   std::string expect;                    ///< "accept", the expected code, or "-" when absent
   std::string reference;                 ///< "accepts" or "rejects <code>"
   std::vector<BackendOutcome> backends;
+  /// Per backend: its verdict is the stored divergence's (see replay_cases), not a failure.
+  std::vector<bool> known;
+  /// A stored divergence that no longer reproduces: per recorded backend, what it gives now.
+  std::vector<std::string> stale;
   std::optional<std::string> expect_failure;
-  bool passed = false;                   ///< readable, `expect` holds and no backend failed
+  bool passed = false;                   ///< readable, `expect` holds, no backend failed, nothing stale
 };
 
 struct ReplayResult {
@@ -39,7 +43,13 @@ struct ReplayResult {
   double seconds = 0;
 };
 
-/// Replays every file on every backend (in order).
+/// Replays every file on every backend (in order). A case whose `origin` has `library`, `backend` and
+/// `verdict` is a stored divergence, like a strict expected failure: on its recorded backends
+/// (`origin.backend` and those in `origin.variants`, comma-separated) the verdict must be exactly
+/// `origin.verdict` (anything else is `stale`: the library was fixed or changed, update the
+/// registry); other backends of the same family (backend_family), and backends of any other family
+/// that has stored divergences of its own among `files`, are shown but not judged; every other
+/// backend (fused, shuffle, eigen, a plugin) must not fail, as on any case.
 ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::span<Backend* const> backends,
                           const RunOptions& options);
 
