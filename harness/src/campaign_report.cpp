@@ -132,6 +132,20 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
     }
     j["backends"].push_back({{"name", r.backends[b]}, {"verdicts", counts}});
   }
+  // `findings`: the groups as the report listed them before groups existed (one entry per group).
+  j["findings"] = nlohmann::ordered_json::array();
+  for (const Finding& f : r.findings) {
+    j["findings"].push_back({{"case_index", f.case_index},
+                             {"backend", f.backend},
+                             {"verdict", f.verdict},
+                             {"original_verdict", f.original_verdict},
+                             {"detail", f.detail},
+                             {"case_file", f.file.string()},
+                             {"reproduce", f.reproduce},
+                             {"shrink_steps", f.shrink_steps},
+                             {"stored", !f.known && f.store_error.empty() && o.store},
+                             {"known", f.known}});
+  }
   j["new_groups"] = r.new_groups();
   j["known_divergences"] = r.known_loaded;
   j["groups"] = nlohmann::ordered_json::array();

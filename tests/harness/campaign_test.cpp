@@ -305,16 +305,21 @@ TEST(Campaign, StoresShrunkFindingsWithExpectAndOriginAndReportsThem) {
     ASSERT_TRUE(stored->expect_error.has_value());
     std::set<std::string> keys;
     for (const auto& [k, v] : stored->origin) keys.insert(k);
-    EXPECT_EQ(keys, (std::set<std::string>{"seed", "case", "generator", "backend", "verdict", "found"}));
+    EXPECT_EQ(keys, (std::set<std::string>{"seed", "case", "generator", "backend", "variants", "verdict", "found"}));
   }
   const std::string json = campaign_report_json(*r, o);
   EXPECT_NE(json.find("\"verdict\": \"" + r->findings[0].verdict + "\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"case_file\": \"" + r->findings[0].file.string() + "\""), std::string::npos);
   EXPECT_NE(json.find("\"pass(bitwise)\""), std::string::npos);
   const std::string junit = campaign_report_junit(*r);
-  EXPECT_NE(junit.find("<testcase classname=\"einfuzz.fuzz\" name=\"fused\""), std::string::npos) << junit;
-  EXPECT_NE(junit.find("name=\"planted-seeded-accumulator\""), std::string::npos);
-  EXPECT_EQ(junit.find("<failure"), junit.rfind("<failure"));  // one failing testcase: the planted one
+  // One testcase per group, each failing (all are new), named by its signature.
+  EXPECT_NE(junit.find("<testcase classname=\"einfuzz.fuzz.planted-seeded-accumulator\" name=\"" +
+                       xml_escape(r->findings[0].signature) + "\""),
+            std::string::npos)
+      << junit;
+  std::size_t failures = 0;
+  for (std::size_t at = junit.find("<failure"); at != std::string::npos; at = junit.find("<failure", at + 1)) ++failures;
+  EXPECT_EQ(failures, r->findings.size());
 
   // Replay: the stored cases pass on fused (their `expect` holds) and fail on the planted backend.
   const std::vector<std::string> paths = {dir.string()};

@@ -161,5 +161,95 @@ TEST(Shrink, RejectedCasesShrinkTheirInputsAndText) {
     for (double v : t.values<double>()) EXPECT_EQ(v, 0.0);
 }
 
+// Issue 11: cases that differ only by label names, spacing or operand order shrink to one case
+// file. `b a, a -> b` has no shorter name to take (`a` is taken, `b` is not longer than `a`), so
+// only the canonical renaming makes it `a b, b -> a`, like the others.
+TEST(Shrink, CasesDifferingOnlyByNamesSpacingAndOperandOrderShrinkToOneFile) {
+  const auto matvec = [](const Case& x) {  // a names-agnostic predicate: a matrix-vector contraction
+    auto checked = check_case(x, Limits{});
+    if (!checked || x.op != Op::einsum) return false;
+    const auto& e = std::get<CheckedEinsum>(*checked);
+    if (e.operands.size() != 2) return false;
+    const std::size_t r0 = e.operands[0].shape.size(), r1 = e.operands[1].shape.size();
+    const std::size_t low = std::min(r0, r1), high = std::max(r0, r1);
+    return e.output.size() == 1 && e.axes.size() == 2 && low == 1 && high == 2 &&
+           e.contraction_size > 0;
+  };
+  const Tensor m(Shape{2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6});
+  const Tensor v(Shape{3}, std::vector<double>{7, 8, 9});
+  const std::vector<Case> variants = {einsum_case("b a, a -> b", {m, v}), einsum_case("row col,col->row", {m, v}),
+                                      einsum_case("x  y , y->  x", {m, v}), einsum_case("a, b a -> b", {v, m})};
+  std::set<std::string> files;
+  for (const Case& c : variants) {
+    ASSERT_TRUE(matvec(c)) << c.pattern;
+    const ShrinkResult r = shrink_case(c, matvec);
+    EXPECT_EQ(r.shrunk.pattern, "a b, b -> a") << c.pattern;
+    files.insert(case_file_name(r.shrunk));
+  }
+  EXPECT_EQ(files.size(), 1u);
+}
+
+// A test-only backend that resolves a 1-vs-0 broadcast as length 1 (the bug that made the
+// shrinker allocate without bound, seed 11): when some label has lengths 0 and 1, it answers with
+// a wrong shape; otherwise with the reference's result.
+class BroadcastsZeroAsOne final : public Backend {
+ public:
+  BroadcastsZeroAsOne() { caps_.semantics = Semantics::ordered; }
+  std::string_view name() const override { return "broadcasts-zero-as-one"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    auto checked = check_case(c, Limits{});
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    const Tensor right = evaluate_reference(*checked, c.inputs);
+    if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
+      std::vector<std::set<std::int64_t>> lengths(e->axes.size());
+      for (const CheckedOperand& op : e->operands)
+        for (std::size_t d = 0; d < op.axes.size(); ++d) lengths[static_cast<std::size_t>(op.axes[d])].insert(op.shape[d]);
+      for (const auto& l : lengths) {
+        if (l.count(0) && l.count(1)) {
+          Shape shape = right.shape();
+          shape.push_back(1);  // not the semantics' shape
+          return Tensor(right.dtype(), shape);
+        }
+      }
+    }
+    return right;
+  }
+
+ private:
+  Capabilities caps_;
+};
+
+TEST(Shrink, NoCandidateIsOverTheLimitsOnABackendThatBroadcastsZeroAsOne) {
+  // `a` is 0 in the first operand and 1 in the second: the case is empty, and dropping `a` would
+  // ask for a 512 x 512 x 4 tensor, far over the limit of 4096 elements.
+  const Case c = einsum_case("a b c d, a -> b", {Tensor(DType::f64, Shape{0, 512, 512, 4}), Tensor(Shape{1}, std::vector<double>{1})});
+  RunOptions run;
+  run.limits.max_tensor_elements = 4096;
+  ASSERT_TRUE(check_case(c, run.limits).ok());
+  BroadcastsZeroAsOne backend;
+  Backend* one[] = {&backend};
+  ASSERT_EQ(run_case(c, one, run).backends.at(0).verdict.kind, VerdictKind::mismatch_shape);
+  std::int64_t largest = 0;
+  int candidates = 0;
+  ShrinkOptions options;
+  options.limits = run.limits;
+  const ShrinkResult r = shrink_case(
+      c,
+      [&](const Case& x) {
+        ++candidates;
+        for (const Tensor& t : x.inputs) largest = std::max(largest, t.size());
+        const CaseOutcome out = run_case(x, one, run);
+        return !out.backends.empty() && out.backends[0].verdict.kind == VerdictKind::mismatch_shape;
+      },
+      options);
+  EXPECT_GT(candidates, 0);
+  EXPECT_LE(largest, run.limits.max_tensor_elements) << "a candidate over the limit was built";
+  EXPECT_EQ(run_case(r.shrunk, one, run).backends.at(0).verdict.kind, VerdictKind::mismatch_shape);
+  // The backend overload bounds its candidates by the run's limits as well.
+  const ShrinkResult b = shrink_case(c, backend, VerdictKind::mismatch_shape, run);
+  for (const Tensor& t : b.shrunk.inputs) EXPECT_LE(t.size(), run.limits.max_tensor_elements);
+}
+
 }  // namespace
 }  // namespace einfuzz

@@ -1,0 +1,203 @@
+// Issue 11, one finding per root cause: group signatures and canonical names, the variants of one
+// library in one group, every failure attributed, known divergences in `fuzz` and in `replay`.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "einfuzz/backends/torch.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/group.hpp"
+#include "einfuzz/harness/replay.hpp"
+#include "einfuzz/harness/run.hpp"
+#include "planted_bugs.hpp"
+
+namespace einfuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("einfuzz-group-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+CampaignOptions counted(std::uint64_t cases, std::uint64_t seed) {
+  CampaignOptions o;
+  o.cases = cases;
+  o.seed = seed;
+  o.store = false;
+  o.progress_interval = 3600;
+  return o;
+}
+
+BackendFactory planted(test::PlantedBug bug) {
+  return [bug]() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(test::make_planted_bug_backend(bug));
+    return out;
+  };
+}
+
+TEST(Group, CanonicalPatternsRenameInFirstAppearanceOrderWithCanonicalSpacing) {
+  EXPECT_EQ(canonical_pattern(Op::einsum, "row col,col->row"), "a b, b -> a");
+  EXPECT_EQ(canonical_pattern(Op::einsum, "  z ... (y),,y->  ... z"), "a ... b, , b -> ... a");
+  EXPECT_EQ(canonical_pattern(Op::einsum, "_ _ _->_"), "a a a -> a");
+  EXPECT_EQ(canonical_pattern(Op::einsum, "->"), "->");
+  // Rejected by the parser: only identifier words are renamed, the rest stays as written.
+  EXPECT_EQ(canonical_pattern(Op::einsum, "x $ y -> y"), "a $ b -> b");
+  // Reduce: anonymous and unit axes kept; supplied lengths follow their names; unused ones too.
+  Case r;
+  r.op = Op::reduce;
+  r.reduction = "sum";
+  r.pattern = "(h w) 3 1 c -> c h";
+  r.axis_lengths = {{"w", 2}, {"q", 5}};
+  const Case canon = canonical_names(r);
+  EXPECT_EQ(canon.pattern, "(a b) 3 1 c -> c a");
+  EXPECT_EQ(canon.axis_lengths, (std::vector<std::pair<std::string, std::int64_t>>{{"b", 2}, {"d", 5}}));
+}
+
+TEST(Group, TheSignatureNamesFamilyVerdictOpDtypePatternLengthClassesAndSpecials) {
+  Case c;
+  c.pattern = "i, j ->";
+  c.dtype = DType::f64;
+  c.inputs = {Tensor(Shape{3}, std::vector<double>{std::numeric_limits<double>::infinity(), -0.0, 0x1p-1074}),
+              Tensor(DType::f64, Shape{0})};
+  EXPECT_EQ(group_signature(c, backend_family("torch-path-right"), "mismatch(special: empty-contraction)"),
+            "torch | mismatch(special: empty-contraction) | einsum | f64 | a, b -> | (n),(0) | +inf,-0,subnormal");
+  EXPECT_EQ(backend_family("numpy-opt"), "numpy");
+  EXPECT_EQ(backend_family("fused"), "fused");
+  c.inputs[0] = Tensor(Shape{1}, std::vector<double>{0x1.8p1023});
+  EXPECT_EQ(special_values(c), "near-max");
+  EXPECT_EQ(length_classes(c), "(1),(0)");
+}
+
+TEST(Campaign, EveryFailureBelongsToAGroupOrIsCountedAndNoTwoGroupsShareASignature) {
+  // Far more than 10 failures per backend x verdict: each is attributed, none is silently dropped.
+  auto r = run_campaign(counted(3000, 3), planted(test::PlantedBug::seeded_accumulator));
+  ASSERT_TRUE(r.ok());
+  ASSERT_GT(r->failures, 30u);
+  std::uint64_t attributed = 0;
+  std::set<std::string> signatures;
+  for (const Finding& f : r->findings) {
+    attributed += f.count;
+    EXPECT_TRUE(signatures.insert(f.signature).second) << f.signature;
+    EXPECT_EQ(f.signature, group_signature(f.shrunk, f.family, f.verdict));
+    EXPECT_EQ(f.backends, std::vector<std::string>{f.backend});
+  }
+  EXPECT_EQ(attributed + r->unshrunk + r->unconfirmed, r->failures);
+  EXPECT_EQ(r->new_groups(), r->findings.size());
+}
+
+TEST(Campaign, TwoTorchVariantsReproducingOneCauseAreOneGroupListingBoth) {
+  if (torch_backend_names().size() < 2) GTEST_SKIP() << torch_unavailable_reason();
+  const BackendFactory factory = []() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(make_builtin_backend("torch", {}));
+    out.push_back(make_builtin_backend("torch-path-right", {}));
+    return out;
+  };
+  CampaignOptions o = counted(400, 1);  // seed 1: int32 `a ->` on a length-0 axis within the first cases
+  auto r = run_campaign(o, factory);
+  ASSERT_TRUE(r.ok());
+  ASSERT_FALSE(r->findings.empty());
+  bool both = false;
+  std::set<std::string> signatures;
+  for (const Finding& f : r->findings) {
+    EXPECT_EQ(f.family, "torch");
+    EXPECT_TRUE(signatures.insert(f.signature).second) << "two groups with one signature: " << f.signature;
+    both |= f.backends == std::vector<std::string>{"torch", "torch-path-right"};
+  }
+  EXPECT_TRUE(both) << "no group lists both variants";
+}
+
+/// Rewrites a stored finding as a stored divergence (origin.library added), as the README asks.
+void mark_as_divergence(const fs::path& file) {
+  auto c = read_case_file(file);
+  ASSERT_TRUE(c.ok());
+  c->origin.emplace_back("library", "planted 1.0");
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << write_case(*c);
+}
+
+TEST(Campaign, AStoredDivergenceIsKnownAndANewGroupIsNot) {
+  const fs::path dir = fresh_dir("known");
+  CampaignOptions o = counted(300, 5);
+  o.store = true;
+  o.corpus = dir / "found";
+  auto first = run_campaign(o, planted(test::PlantedBug::seeded_accumulator));
+  ASSERT_TRUE(first.ok());
+  ASSERT_GE(first->findings.size(), 2u);
+  EXPECT_EQ(first->new_groups(), first->findings.size());
+  // Every group stored: the same campaign against them finds nothing new.
+  o.store = false;
+  o.known = {o.corpus};
+  auto again = run_campaign(o, planted(test::PlantedBug::seeded_accumulator));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->findings.size(), first->findings.size());
+  EXPECT_EQ(again->new_groups(), 0u);
+  for (const Finding& f : again->findings) {
+    EXPECT_TRUE(f.known);
+    EXPECT_EQ(f.known_file.parent_path(), o.corpus);
+    EXPECT_EQ(f.file, f.known_file);
+    EXPECT_NE(f.reproduce.find(f.known_file.string()), std::string::npos) << f.reproduce;
+  }
+  // One stored divergence removed: exactly its group is new again.
+  const fs::path removed = first->findings.front().file;
+  fs::remove(removed);
+  auto one_new = run_campaign(o, planted(test::PlantedBug::seeded_accumulator));
+  ASSERT_TRUE(one_new.ok());
+  ASSERT_EQ(one_new->new_groups(), 1u);
+  for (const Finding& f : one_new->findings) EXPECT_EQ(f.known, f.signature != first->findings.front().signature);
+  const std::string json = campaign_report_json(*one_new, o);
+  EXPECT_NE(json.find("\"groups\": ["), std::string::npos);
+  EXPECT_NE(json.find("\"known\": false"), std::string::npos);
+  EXPECT_NE(json.find("\"signature\": \"" + first->findings.front().signature + "\""), std::string::npos) << json;
+  const std::string junit = campaign_report_junit(*one_new);
+  EXPECT_EQ(junit.find("<failure"), junit.rfind("<failure"));  // one failing testcase: the new group
+  EXPECT_NE(junit.find("tests=\"" + std::to_string(one_new->findings.size()) + "\""), std::string::npos) << junit;
+  fs::remove_all(dir);
+}
+
+TEST(Replay, AStoredDivergenceIsAStrictExpectedFailure) {
+  const fs::path dir = fresh_dir("replay");
+  CampaignOptions o = counted(300, 5);
+  o.store = true;
+  o.corpus = dir;
+  o.max_findings = 1;
+  auto r = run_campaign(o, planted(test::PlantedBug::seeded_accumulator));
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->findings.size(), 1u);
+  const fs::path file = r->findings.front().file;
+  auto bug = test::make_planted_bug_backend(test::PlantedBug::seeded_accumulator);
+  auto fused = make_fused_backend({});
+  Backend* both[] = {bug.get(), fused.get()};
+  const std::vector<fs::path> files = {file};
+  // A finding (no `library`): it fails where it was found, as before.
+  EXPECT_EQ(replay_cases(files, both, {}).failed, 1u);
+  // A stored divergence that reproduces: passes, marked known; fused must still pass it.
+  mark_as_divergence(file);
+  ReplayResult ok = replay_cases(files, both, {});
+  EXPECT_EQ(ok.failed, 0u);
+  ASSERT_EQ(ok.entries.at(0).known, (std::vector<bool>{true, false}));
+  // Its library was "fixed": the recorded verdict is no longer what the backend gives.
+  auto c = read_case_file(file);
+  ASSERT_TRUE(c.ok());
+  for (auto& [k, v] : c->origin)
+    if (k == "verdict") v = "mismatch(shape)";
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << write_case(*c);
+  const ReplayResult stale = replay_cases(files, both, {});
+  EXPECT_EQ(stale.failed, 1u);
+  ASSERT_EQ(stale.entries.at(0).stale.size(), 1u);
+  EXPECT_NE(stale.entries[0].stale[0].find("no longer reproduces"), std::string::npos);
+  std::ostringstream table;
+  write_replay_table(stale, table);
+  EXPECT_NE(table.str().find("FAIL " + file.string()), std::string::npos) << table.str();
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace einfuzz
