@@ -244,6 +244,18 @@ TEST(Shrink, NoCandidateIsOverTheLimitsOnABackendThatBroadcastsZeroAsOne) {
       },
       options);
   EXPECT_GT(candidates, 0);
+  EXPECT_LE(largest, run.limits.max_tensor_elements) << "a candidate over the limit was tried";
+  // Every candidate, also those the size order discards unseen by the predicate, is within the
+  // limits: none was ever allocated over them.
+  for (const Case* from : {&c, &r.shrunk}) {
+    for_each_shrink_candidate(
+        *from,
+        [&](Case&& x) {
+          for (const Tensor& t : x.inputs) largest = std::max(largest, t.size());
+          return false;
+        },
+        run.limits);
+  }
   EXPECT_LE(largest, run.limits.max_tensor_elements) << "a candidate over the limit was built";
   EXPECT_EQ(run_case(r.shrunk, one, run).backends.at(0).verdict.kind, VerdictKind::mismatch_shape);
   // The backend overload bounds its candidates by the run's limits as well.
