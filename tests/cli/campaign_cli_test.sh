@@ -35,7 +35,9 @@ check() {
 expect 0 "nothing found" -- fuzz --cases 300 --backend fused --seed 3 --report a.json --junit a.xml
 check "the JSON report has no finding" grep -qF '"findings": []' a.json
 check "the JSON report counts pass(bitwise)" grep -qF '"pass(bitwise)":' a.json
-check "JUnit has one testcase per backend" grep -qF '<testcase classname="einfuzz.fuzz" name="fused"' a.xml
+check "JUnit has one testcase per group (one passing testcase without groups)" \
+  grep -qF '<testcase classname="einfuzz.fuzz" name="campaign"' a.xml
+check "the JSON report has no group" grep -qF '"groups": []' a.json
 expect 0 "300 cases" -- fuzz --cases 300 --backend fused --seed 3 --jobs 2 --report b.json
 check "same seed and cases: the same verdict counts (jobs 1 and 2)" \
   diff <(sed -n '/"backends"/,/"findings"/p' a.json) <(sed -n '/"backends"/,/"findings"/p' b.json)
@@ -64,6 +66,29 @@ expect 1 "expect: the case expects rankMismatch" -- replay "$src/tests/cli/wrong
 expect 1 "FAIL" -- replay "$src/tests/cli/bad_count.case.json" --backend fused
 expect 0 '"status": "pass"' -- replay "$src/corpus/conformance/E01.case.json" --backend fused --json -
 expect 2 "does not exist" -- replay "$tmp/nope"
+
+# Known divergences (issue 11): xtensor's min/max divergences found, stored, then known (exit 0);
+# one of them removed from the store is a new group again (exit 1, listed as NEW).
+expect 1 " new, 0 known" -- fuzz --backend xtensor --reduce-percent 100 --cases 400 --seed 4 --corpus xt --report k1.json
+mkdir -p known && cp xt/*.case.json known/
+expect 0 " 0 new, " -- fuzz --backend xtensor --reduce-percent 100 --cases 400 --seed 4 --known known --no-store \
+  --report k2.json --junit k2.xml
+check "every group is known, with its stored file" grep -qF '"case_file": "known/' k2.json
+check "no known group fails in JUnit" test "$(grep -c '<failure' k2.xml)" -eq 0
+rm "$(ls known/*.case.json | head -1)"
+expect 1 "NEW   xtensor" -- fuzz --backend xtensor --reduce-percent 100 --cases 400 --seed 4 --known known --no-store
+expect 2 "does not exist" -- fuzz --cases 1 --backend fused --known "$tmp/nope"
+# The default --known is corpus/divergences when it exists (here: the source tree's, run from there).
+(cd "$src" && "$bin" fuzz --backend xtensor --reduce-percent 100 --cases 200 --seed 4 --no-store --quiet) >dk.out 2>&1
+check "the default --known is corpus/divergences" grep -qF "stored divergences known (corpus/divergences)" dk.out
+
+# Replay of stored divergences: each must reproduce its recorded verdict on its library (a strict
+# expected failure); one that no longer does fails, naming the file.
+expect 0 " 0 failed" -- replay "$src/corpus/divergences" --backend fused,shuffle,eigen,xtensor
+sed 's/"verdict": "mismatch(value)"/"verdict": "mismatch(special: NaN expected)"/' \
+  "$src/corpus/divergences/reduce-35016d17dfa9260a.case.json" >fixed.case.json
+expect 1 "FAIL fixed.case.json" -- replay fixed.case.json --backend xtensor
+expect 1 "no longer reproduces" -- replay fixed.case.json --backend xtensor
 
 # Shrink: bad input and a case that does not fail are exit 2.
 expect 2 "nothing to shrink" -- shrink "$src/corpus/conformance/E01.case.json" --backend fused
