@@ -53,7 +53,10 @@ std::string c_value(T v) {
       }
       return buf;
     }
-    if (std::isinf(v)) return v > 0 ? "kInf" : "-kInf";
+    if (std::isinf(v)) {
+      const std::string inf = std::is_same_v<T, float> ? "std::numeric_limits<float>::infinity()" : "kInf";
+      return v > 0 ? inf : "-" + inf;
+    }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
     return std::string(buf) + (std::is_same_v<T, float> ? "f" : "");
@@ -356,7 +359,7 @@ std::string check_code(const Requirement& req, DType out_dtype) {
          "    const bool ok = out[i] == expected[i];\n"
          "    failing += !ok;\n"
          "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
-         "      std::printf(\"element %zu: %s %lld; required: %lld%s\\n\", i, kLibrary, static_cast<long long>(out[i]),\n"
+         "      std::printf(\"element %zu (row-major): %s %lld; required: %lld%s\\n\", i, kLibrary, static_cast<long long>(out[i]),\n"
          "                  static_cast<long long>(expected[i]), ok ? \"\" : \"   <-- DIVERGENCE\");\n"
          "  }\n";
   } else {
@@ -365,7 +368,7 @@ std::string check_code(const Requirement& req, DType out_dtype) {
          "    const bool ok = accepts(accept[i], out[i]);\n"
          "    failing += !ok;\n"
          "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
-         "      std::printf(\"element %zu: %s %a (%.17g); required: %s%s\\n\", i, kLibrary, static_cast<double>(out[i]),\n"
+         "      std::printf(\"element %zu (row-major): %s %a (%.17g); required: %s%s\\n\", i, kLibrary, static_cast<double>(out[i]),\n"
          "                  static_cast<double>(out[i]), accept[i].text, ok ? \"\" : \"   <-- DIVERGENCE\");\n"
          "  }\n";
   }

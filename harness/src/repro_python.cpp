@@ -377,7 +377,7 @@ Result<ReproProgram> numpy_program(const ReproInput& in) {
        "         np.dtype(np.bool_): 'bool'}\n\n\n";
   s += "def run():\n";
   s += call;
-  s += "    print('numpy %s returns dtype %s' % (np.__version__, result.dtype))\n";
+  s += "    print('numpy %s computes dtype %s (the client converts the result to the case dtype)' % (np.__version__, result.dtype))\n";
   s += "    # The client sends the result converted to the case's dtype, as einfuzz judges it.\n";
   s += "    result = np.array(result, dtype=" + std::string(numpy_dtype(logical ? DType::boolean : c.dtype)) +
        ", order='C')\n";
