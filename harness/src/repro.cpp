@@ -31,6 +31,13 @@ std::string hex_of(T v) {
   return format_value(Tensor(Shape{}, std::vector<T>{v}), 0);
 }
 
+/// The exact value's 21 significant digits (exact_text without its arbitrary-precision hex).
+std::string decimal(const reference::Dyadic& x, std::int64_t divisor) {
+  const std::string t = exact_text(x, divisor);
+  const auto open = t.rfind(" (");
+  return open == std::string::npos ? t : t.substr(open + 2, t.size() - open - 3);
+}
+
 template <class T>
 std::string describe_typed(const AcceptedSet& a) {
   std::vector<std::string> parts;
@@ -46,8 +53,8 @@ std::string describe_typed(const AcceptedSet& a) {
         // Outward, for reading only: the program compares exactly.
         const T lo = a.low.round_quotient<T>(a.divisor, reference::Rounding::down);
         const T hi = a.high.round_quotient<T>(a.divisor, reference::Rounding::up);
-        std::string s = "a finite value in [" + hex_of(lo) + ", " + hex_of(hi) + "] (exactly: " +
-                        exact_text(a.low, a.divisor) + " .. " + exact_text(a.high, a.divisor) + ")";
+        std::string s = "a finite value in [" + hex_of(lo) + ", " + hex_of(hi) + "] (rounded outward; exactly " +
+                        decimal(a.low, a.divisor) + " .. " + decimal(a.high, a.divisor) + ", compared exactly)";
         if (a.zero_negative) s += std::string(", a zero as ") + (*a.zero_negative ? "-0" : "+0");
         parts.push_back(s);
       }
