@@ -27,13 +27,19 @@ namespace fs = std::filesystem;
 
 const fs::path kSource = EINFUZZ_SOURCE_DIR;
 
+/// The programs and their output, removed at exit unless EINFUZZ_KEEP_REPRO is set (to read them).
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("einfuzz_repro_test_" + std::to_string(::getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() {
+    std::error_code ec;
+    if (std::getenv("EINFUZZ_KEEP_REPRO") == nullptr) fs::remove_all(dir, ec);
+  }
+};
+
 fs::path scratch() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / ("einfuzz_repro_test_" + std::to_string(::getpid()));
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const Scratch s;
+  return s.dir;
 }
 
 /// Exit status of a shell command (its output into `log`), -1 when it did not exit normally.
