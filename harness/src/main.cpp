@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
       einfuzz::cli::add_shrink(app),
       einfuzz::cli::add_replay(app),
       einfuzz::cli::add_backends(app),
+      einfuzz::cli::add_repro(app),
   };
 
   try {

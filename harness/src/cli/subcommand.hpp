@@ -23,6 +23,7 @@ Subcommand add_fuzz(CLI::App& app);
 Subcommand add_shrink(CLI::App& app);
 Subcommand add_replay(CLI::App& app);
 Subcommand add_backends(CLI::App& app);
+Subcommand add_repro(CLI::App& app);
 
 /// Registers the verdict-deciding options (fused knobs, judge strictness, shuffle seed, size limits,
 /// --timeout, --isolate) on `cmd`; reproduce commands spell them (reproduce.hpp).

@@ -1,6 +1,10 @@
 // Judges a backend's result against the reference (ORACLE.md: the ordered oracle).
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/tensor.hpp"
 #include "einfuzz/harness/verdict.hpp"
@@ -34,6 +38,36 @@ Verdict judge_any_order(const reference::MultisetEinsum& truth, const Tensor& ac
 /// ignore; an `ordered` backend is judged bitwise instead).
 Verdict judge_any_order(const reference::MultisetReduce& truth, const Tensor& actual, NanProfile profile,
                         bool strict_signed_zero = false);
+
+/// What the any-order judge accepts for one output element — every result it does not call a
+/// failure (pass, indeterminate, note) — as data a reproducer can embed (`einfuzz repro`): a set of
+/// special results plus at most one closed interval of finite values, both read off the same
+/// truth the judge reads. Elements of an empty contraction accept [0, 0]; min/max accept the
+/// fibre's extreme only (an infinite extreme as its special result).
+struct AcceptedSet {
+  enum class Finite { none, any, interval };
+  bool nan = false;                 ///< a NaN result (any payload) is accepted
+  bool pos_inf = false;             ///< +Inf is accepted
+  bool neg_inf = false;             ///< -Inf is accepted
+  Finite finite = Finite::none;     ///< which finite results are accepted
+  reference::Dyadic low, high;      ///< interval: low/divisor <= r <= high/divisor, exactly
+  std::int64_t divisor = 1;         ///< mean's n, else 1
+  /// Set when a zero result must have this sign (true: -0); otherwise either sign of zero passes.
+  std::optional<bool> zero_negative;
+  std::string why;                  ///< the rule that decided it, in words, e.g. "empty contraction"
+
+  /// True when the judge accepts `r` here (a float or double result, passed exactly as a double).
+  bool contains(double r) const;
+};
+
+/// Per output element (row-major), what judge_any_order(truth, ·, options) accepts: it returns a
+/// non-failure verdict exactly when the result has the truth's dtype and shape and every element
+/// lies in its set.
+std::vector<AcceptedSet> accepted_sets(const reference::MultisetEinsum& truth, const AnyOrderJudgeOptions& options = {});
+
+/// The same for a float reduce judged by judge_any_order(truth, ·, profile, strict_signed_zero).
+std::vector<AcceptedSet> accepted_sets(const reference::MultisetReduce& truth, NanProfile profile,
+                                       bool strict_signed_zero = false);
 
 /// "0x1.8p+1 (3)" — the CASES.md spelling followed by the shortest round-trip decimal.
 std::string describe_value(const Tensor& t, std::int64_t flat_index);

@@ -1,0 +1,154 @@
+// `einfuzz repro`: what the semantics require of a case (reference + judge's accepted sets), then a
+// program in the library's language (repro_python.cpp, repro_cxx.cpp).
+#include "einfuzz/harness/repro.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "einfuzz/reference/multiset.hpp"
+#include "repro_detail.hpp"
+
+namespace einfuzz {
+namespace detail {
+
+Diagnostic not_reproducible(const std::string& why) { return make_diagnostic(Code::invalidArgument, why); }
+
+std::string coordinates_text(std::int64_t i, const Shape& shape) {
+  std::vector<std::int64_t> c(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    c[d] = i % shape[d];
+    i /= shape[d];
+  }
+  std::string out = "(";
+  for (std::size_t d = 0; d < c.size(); ++d) out += (d ? ", " : "") + std::to_string(c[d]);
+  return out + ")";
+}
+
+namespace {
+
+template <class T>
+std::string hex_of(T v) {
+  return format_value(Tensor(Shape{}, std::vector<T>{v}), 0);
+}
+
+/// The exact value's 21 significant digits (exact_text without its arbitrary-precision hex).
+std::string decimal(const reference::Dyadic& x, std::int64_t divisor) {
+  const std::string t = exact_text(x, divisor);
+  const auto open = t.rfind(" (");
+  return open == std::string::npos ? t : t.substr(open + 2, t.size() - open - 3);
+}
+
+template <class T>
+std::string describe_typed(const AcceptedSet& a) {
+  std::vector<std::string> parts;
+  switch (a.finite) {
+    case AcceptedSet::Finite::none: break;
+    case AcceptedSet::Finite::any: parts.push_back("any finite value"); break;
+    case AcceptedSet::Finite::interval:
+      if (compare(a.low, a.high) == 0 && a.divisor == 1 && a.low.is_zero()) {
+        parts.push_back(!a.zero_negative ? "+0 or -0" : *a.zero_negative ? "-0" : "+0");
+      } else if (compare(a.low, a.high) == 0 && a.divisor == 1) {
+        parts.push_back(hex_of(a.low.round<T>(reference::Rounding::nearest_even)) + " exactly");
+      } else {
+        // Outward, for reading only: the program compares exactly.
+        const T lo = a.low.round_quotient<T>(a.divisor, reference::Rounding::down);
+        const T hi = a.high.round_quotient<T>(a.divisor, reference::Rounding::up);
+        std::string s = "a finite value in [" + hex_of(lo) + ", " + hex_of(hi) + "] (rounded outward; exactly " +
+                        decimal(a.low, a.divisor) + " .. " + decimal(a.high, a.divisor) + ", compared exactly)";
+        if (a.zero_negative) s += std::string(", a zero as ") + (*a.zero_negative ? "-0" : "+0");
+        parts.push_back(s);
+      }
+      break;
+  }
+  if (a.nan) parts.push_back("NaN");
+  if (a.pos_inf) parts.push_back("+Inf");
+  if (a.neg_inf) parts.push_back("-Inf");
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i == 0 ? "" : i + 1 == parts.size() ? " or " : ", ") + parts[i];
+  if (out.empty()) out = "nothing";
+  return out + " [" + a.why + "]";
+}
+
+std::string capability_text(const Capabilities& caps) {
+  const char* profile = caps.nan_profile == NanProfile::ignore ? "ignore" : "propagate";
+  return std::string("any-order, ") + (caps.factoring ? "factoring" : "non-factoring") + ", NaN profile " + profile;
+}
+
+std::string origin_field(const Case& c, const std::string& key) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string describe_accepted(const AcceptedSet& a, DType dtype) {
+  return dtype == DType::f32 ? describe_typed<float>(a) : describe_typed<double>(a);
+}
+
+}  // namespace detail
+
+std::vector<std::string> repro_backend_names() {
+  return {"numpy", "numpy-opt", "torch", "torch-path-right", "torch-path-outer", "eigen", "xtensor"};
+}
+
+Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const Capabilities& caps,
+                                const ReproOptions& options) {
+  using detail::not_reproducible;
+  const auto names = repro_backend_names();
+  if (std::find(names.begin(), names.end(), backend) == names.end()) {
+    return not_reproducible("repro writes programs for the library backends numpy, numpy-opt, torch, torch-path-right, "
+                            "torch-path-outer, eigen and xtensor; '" + std::string(backend) + "' is not one");
+  }
+  if (caps.semantics == Semantics::ordered || caps.nan_profile == NanProfile::ordered) {
+    return not_reproducible("'" + std::string(backend) + "' declares ordered semantics: it is judged bitwise, not as a library");
+  }
+  detail::Requirement req;
+  auto checked = check_case(c, options.run.limits);
+  if (!checked) {
+    if (checked.error().code == Code::sizeLimitExceeded) {
+      return not_reproducible("the case is over a size limit, a verdict on nobody (SEMANTICS 13.4): " +
+                              checked.error().message);
+    }
+    req.rejection = checked.error();
+  } else {
+    const Tensor expected = evaluate_reference(*checked, c.inputs);
+    req.dtype = expected.dtype();
+    req.shape = expected.shape();
+    if (is_float(req.dtype)) {
+      if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
+        req.accepted = accepted_sets(reference::multiset_einsum(*e, c.inputs),
+                                     {caps.factoring, options.run.strict_signed_zero});
+      } else {
+        req.accepted = accepted_sets(reference::multiset_reduce(std::get<CheckedReduce>(*checked), c.inputs[0]),
+                                     caps.nan_profile, options.run.strict_signed_zero);
+      }
+      for (const AcceptedSet& a : req.accepted) req.described.push_back(detail::describe_accepted(a, req.dtype));
+    } else {
+      req.exact = expected;
+    }
+    req.checked = std::move(*checked);
+  }
+
+  std::string header = "Reproducer written by `einfuzz repro " +
+                       (options.case_label.empty() ? std::string("CASE") : options.case_label) +
+                       " --backend " + std::string(backend) + "`.\n";
+  header += "Case: " + std::string(op_name(c.op)) + " '" + c.pattern + "'" +
+            (c.reduction ? " reduction " + *c.reduction : std::string()) + ", dtype " +
+            std::string(dtype_name(c.dtype)) + ", input shapes";
+  for (const Tensor& t : c.inputs) header += " " + format_shape(t.shape());
+  header += ".\n";
+  header += "Library: " + caps.version + " (einfuzz judges it " + detail::capability_text(caps) + ").\n";
+  if (const std::string v = detail::origin_field(c, "verdict"); !v.empty()) header += "Recorded verdict: " + v + ".\n";
+  if (const std::string n = detail::origin_field(c, "note"); !n.empty()) header += "Note: " + n + "\n";
+  header += "What the semantics require comes from einfuzz's reference and judge (SEMANTICS.md, ORACLE.md):\n"
+            "per output element the set of results every valid evaluation order and path may give.\n"
+            "Exit status: 1 the divergence shows, 0 the library returns what the semantics require,\n"
+            "2 the program could not run (a missing module or header).";
+  const detail::ReproInput in{c, std::string(backend), caps, options, req, header};
+  if (backend == "eigen" || backend == "xtensor") return detail::write_cxx(in);
+  return detail::write_python(in);
+}
+
+}  // namespace einfuzz

@@ -1,0 +1,683 @@
+// The C++ reproducers of `einfuzz repro`: xtensor and Eigen called with the same expressions as
+// backends/src/xtensor.cpp and backends/src/eigen.cpp, specialised to the case's axes.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+#include <numeric>
+
+#include "einfuzz/reference/exact.hpp"
+#include "repro_detail.hpp"
+
+namespace einfuzz::detail {
+namespace {
+
+std::string c_str(const std::string& s) {
+  std::string out = "\"";
+  for (const unsigned char ch : s) {
+    if (ch == '\\' || ch == '"') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch >= 0x7f || ch == '?') {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "\"";
+}
+
+template <class V>
+std::string c_list(const V& v) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "}";
+}
+
+/// A value of type T as a C++ expression: hex-float literals, INF, from_bits for NaNs (exact sign
+/// and payload), integer literals that survive the most negative value.
+template <class T>
+std::string c_value(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(v)) {
+      char buf[64];
+      if constexpr (std::is_same_v<T, float>) {
+        std::uint32_t b;
+        std::memcpy(&b, &v, 4);
+        std::snprintf(buf, sizeof buf, "from_bits<float>(UINT32_C(0x%08x))", b);
+      } else {
+        std::uint64_t b;
+        std::memcpy(&b, &v, 8);
+        std::snprintf(buf, sizeof buf, "from_bits<double>(UINT64_C(0x%016llx))", static_cast<unsigned long long>(b));
+      }
+      return buf;
+    }
+    if (std::isinf(v)) {
+      const std::string inf = std::is_same_v<T, float> ? "std::numeric_limits<float>::infinity()" : "kInf";
+      return v > 0 ? inf : "-" + inf;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%a", static_cast<double>(v));
+    return std::string(buf) + (std::is_same_v<T, float> ? "f" : "");
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (v == std::numeric_limits<std::int64_t>::min()) return "std::numeric_limits<std::int64_t>::min()";
+    return "INT64_C(" + std::to_string(v) + ")";
+  } else if constexpr (std::is_same_v<T, std::int32_t>) {
+    if (v == std::numeric_limits<std::int32_t>::min()) return "std::numeric_limits<std::int32_t>::min()";
+    return std::to_string(v);
+  } else {
+    return v ? "1" : "0";
+  }
+}
+
+std::string c_values(const Tensor& t) {
+  return visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    std::string out = "{";
+    const auto v = t.values<T>();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      out += (i ? ", " : "") + c_value(v[i]);
+      if (i % 6 == 5 && i + 1 < v.size()) out += "\n      ";
+    }
+    return out + "}";
+  });
+}
+
+const char* c_type(DType d) {
+  switch (d) {
+    case DType::f32: return "float";
+    case DType::f64: return "double";
+    case DType::i32: return "std::int32_t";
+    case DType::i64: return "std::int64_t";
+    case DType::boolean: break;
+  }
+  return "std::uint8_t";
+}
+
+/// The adapters compute integers unsigned (same bits, no undefined overflow).
+const char* arith_type(DType d) {
+  switch (d) {
+    case DType::i32: return "std::uint32_t";
+    case DType::i64: return "std::uint64_t";
+    default: return c_type(d);
+  }
+}
+
+/// For `output` (distinct values): where each entry sits among them sorted (xtensor.cpp).
+std::vector<std::size_t> rank_permutation(const std::vector<int>& output) {
+  std::vector<int> sorted = output;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<std::size_t> perm;
+  for (int a : output) {
+    perm.push_back(static_cast<std::size_t>(std::lower_bound(sorted.begin(), sorted.end(), a) - sorted.begin()));
+  }
+  return perm;
+}
+
+std::vector<std::size_t> argsort(const std::vector<int>& order) {
+  std::vector<std::size_t> perm(order.size());
+  std::iota(perm.begin(), perm.end(), std::size_t{0});
+  std::sort(perm.begin(), perm.end(), [&](std::size_t x, std::size_t y) { return order[x] < order[y]; });
+  return perm;
+}
+
+std::string inputs_code(const Case& c) {
+  std::string s;
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    s += "  const std::vector<T> in" + std::to_string(k) + " = " + c_values(c.inputs[k]) + ";  // shape " +
+         format_shape(c.inputs[k].shape()) + "\n";
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// xtensor
+
+Result<std::string> xtensor_einsum(const CheckedEinsum& e) {
+  if (e.output_size == 0 || e.contraction_size == 0) {
+    return not_reproducible("the xtensor adapter answers an empty output or an empty contraction itself (+0), "
+                            "without calling xtensor: nothing of xtensor to reproduce");
+  }
+  std::string s;
+  const std::size_t rank = e.axes.size();
+  std::vector<std::string> views;
+  for (std::size_t m = 0; m < e.operands.size(); ++m) {
+    const std::string k = std::to_string(m);
+    std::vector<int> axes = e.operands[m].axes;
+    std::vector<std::size_t> shape(e.operands[m].shape.begin(), e.operands[m].shape.end());
+    std::string expr = "xt::adapt(reinterpret_cast<const A*>(in" + k + ".data()), in" + k +
+                       ".size(), xt::no_ownership(), std::vector<std::size_t>" + c_list(shape) + ")";
+    // Repeated labels: xt::diagonal, which moves the diagonal to the last dimension (take_diagonals).
+    for (int step = 0;; ++step) {
+      std::size_t d1 = 0, d2 = 0;
+      for (std::size_t i = 0; i < axes.size() && d2 == 0; ++i) {
+        for (std::size_t j = i + 1; j < axes.size(); ++j) {
+          if (axes[i] == axes[j]) {
+            d1 = i;
+            d2 = j;
+            break;
+          }
+        }
+      }
+      if (d2 == 0) break;
+      const std::string name = "diag" + k + "_" + std::to_string(step);
+      s += "  xt::xarray<A> " + name + " = xt::diagonal(" + expr + ", 0, " + std::to_string(d1) + ", " +
+           std::to_string(d2) + ");\n";
+      const int axis = axes[d1];
+      const std::size_t length = shape[d1];
+      axes.erase(axes.begin() + static_cast<std::ptrdiff_t>(d2));
+      axes.erase(axes.begin() + static_cast<std::ptrdiff_t>(d1));
+      shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d2));
+      shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(d1));
+      axes.push_back(axis);
+      shape.push_back(length);
+      expr = "xt::adapt(" + name + ".data(), " + name + ".size(), xt::no_ownership(), std::vector<std::size_t>" +
+             c_list(shape) + ")";
+    }
+    // The operand over all global axes: transposed into global order, xt::newaxis where it lacks one.
+    std::vector<int> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    std::string slices;
+    for (std::size_t g = 0; g < rank; ++g) {
+      slices += std::string(g ? ", " : "") +
+                (std::binary_search(sorted.begin(), sorted.end(), static_cast<int>(g)) ? "xt::all()" : "xt::newaxis()");
+    }
+    s += "  xt::xstrided_slice_vector s" + k + " = {" + slices + "};\n";
+    views.push_back("xt::strided_view(xt::transpose(" + expr + ", std::vector<std::size_t>" + c_list(argsort(axes)) +
+                    "), s" + k + ")");
+  }
+  const std::vector<std::size_t> contracted(e.contracted.begin(), e.contracted.end());
+  s += "  const std::vector<std::size_t> contracted = " + c_list(contracted) + ";\n";
+  if (views.size() == 1) {
+    s += "  xt::xarray<A> reduced = xt::sum(" + views[0] + ", contracted);\n";
+  } else {
+    s += "  // Left to right, one product per term: ((x0*x1)*x2)*..., the last product fused into the sum.\n";
+    s += "  xt::xarray<A> acc = " + views[0] + ";\n";
+    for (std::size_t m = 1; m + 1 < views.size(); ++m) s += "  acc = acc * " + views[m] + ";\n";
+    s += "  xt::xarray<A> reduced = xt::sum(acc * " + views.back() + ", contracted);\n";
+  }
+  const std::vector<std::size_t> out_shape(e.output_shape.begin(), e.output_shape.end());
+  s += "  auto dst = xt::adapt(reinterpret_cast<A*>(out.data()), out.size(), xt::no_ownership(), "
+       "std::vector<std::size_t>" + c_list(out_shape) + ");\n";
+  s += "  dst = xt::transpose(reduced, std::vector<std::size_t>" + c_list(rank_permutation(e.output)) + ");\n";
+  return s;
+}
+
+Result<std::string> xtensor_reduce(const CheckedReduce& r) {
+  if (r.output_size == 0 || r.fibre_size == 0) {
+    return not_reproducible("the xtensor adapter answers an empty output or an empty fibre itself (the kind's "
+                            "identity), without calling xtensor: nothing of xtensor to reproduce");
+  }
+  std::vector<std::size_t> elementary;
+  for (const ElementaryAxis& a : r.axes) elementary.push_back(static_cast<std::size_t>(a.length));
+  std::vector<int> kept;
+  for (const auto& group : r.output_groups) kept.insert(kept.end(), group.begin(), group.end());
+  const std::vector<std::size_t> reduced(r.reduced.begin(), r.reduced.end());
+  const std::vector<std::size_t> out_shape(r.output_shape.begin(), r.output_shape.end());
+  std::string s;
+  s += "  const std::vector<std::size_t> elementary = " + c_list(elementary) + ";  // elementary axes, input order\n";
+  s += "  const std::vector<std::size_t> reduced = " + c_list(reduced) + ";\n";
+  s += "  const std::vector<std::size_t> out_shape = " + c_list(out_shape) + ";\n";
+  if (r.kind == Reduction::any || r.kind == Reduction::all) {
+    std::vector<std::size_t> order(kept.begin(), kept.end());
+    order.insert(order.end(), reduced.begin(), reduced.end());
+    s += "  // xt::any / xt::all reduce a whole expression: each fibre laid out contiguously, one call per fibre.\n";
+    s += "  const xt::xarray<std::uint8_t> fibres = xt::transpose(xt::adapt(in0.data(), in0.size(), xt::no_ownership(), "
+         "elementary), std::vector<std::size_t>" + c_list(order) + ");\n";
+    s += "  const std::size_t n = " + std::to_string(r.fibre_size) + ";\n";
+    s += "  for (std::size_t q = 0; q < out.size(); ++q) {\n"
+         "    const auto fibre = xt::adapt(fibres.data() + q * n, n, xt::no_ownership(), std::vector<std::size_t>{n});\n";
+    s += std::string("    out[q] = xt::") + (r.kind == Reduction::any ? "any" : "all") + "(fibre) ? 1 : 0;\n  }\n";
+    return s;
+  }
+  s += "  const std::vector<std::size_t> perm = " + c_list(rank_permutation(kept)) + ";\n";
+  switch (r.kind) {
+    case Reduction::sum:
+    case Reduction::prod:
+      s += "  auto dst = xt::adapt(reinterpret_cast<A*>(out.data()), out.size(), xt::no_ownership(), out_shape);\n";
+      s += std::string("  const xt::xarray<A> s = xt::") + (r.kind == Reduction::sum ? "sum" : "prod") +
+           "(xt::adapt(reinterpret_cast<const A*>(in0.data()), in0.size(), xt::no_ownership(), elementary), reduced);\n";
+      s += "  dst = xt::transpose(s, perm);\n";
+      break;
+    case Reduction::min:
+    case Reduction::max:
+    case Reduction::mean: {
+      s += "  const auto x = xt::adapt(in0.data(), in0.size(), xt::no_ownership(), elementary);\n";
+      s += "  auto dst = xt::adapt(out.data(), out.size(), xt::no_ownership(), out_shape);\n";
+      const std::string call = r.kind == Reduction::min   ? "xt::xarray<T>(xt::amin(x, reduced))"
+                               : r.kind == Reduction::max ? "xt::xarray<T>(xt::amax(x, reduced))"
+                                                          : "xt::xarray<double>(xt::mean(x, reduced))";
+      if (r.kind == Reduction::mean) s += "  // xt::mean sums in T and divides in double; the adapter rounds to T.\n";
+      s += "  dst = xt::cast<T>(xt::transpose(" + call + ", perm));\n";
+      break;
+    }
+    default: break;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Eigen
+
+/// The einsum chain of eigen.cpp, replayed at generation time on the axes only: each step emits the
+/// Eigen expression the adapter evaluates (broadcast, shuffle, sum, contract), on named buffers.
+class EigenChain {
+ public:
+  struct Part {
+    std::string var;          ///< the buffer holding it, row-major
+    std::vector<int> axes;    ///< global axes, one per dimension
+    std::vector<long> dims;   ///< their lengths
+  };
+
+  std::string code;
+
+  Part fresh(std::vector<int> axes, std::vector<long> dims) { return {"p" + std::to_string(next_++), std::move(axes), std::move(dims)}; }
+
+  static long count(const std::vector<long>& dims) {
+    long n = 1;
+    for (long d : dims) n *= d;
+    return n;
+  }
+
+  static long length_of(const Part& p, const std::vector<int>& axes) {
+    long n = 1;
+    for (int a : axes) n *= p.dims[index_of(p, a)];
+    return n;
+  }
+
+  static std::size_t index_of(const Part& p, int axis) {
+    return static_cast<std::size_t>(std::find(p.axes.begin(), p.axes.end(), axis) - p.axes.begin());
+  }
+
+  static std::vector<long> permutation_to(const Part& p, const std::vector<int>& order) {
+    std::vector<long> perm;
+    for (int a : order) perm.push_back(static_cast<long>(index_of(p, a)));
+    return perm;
+  }
+
+  static bool identity(const std::vector<long>& perm) {
+    for (std::size_t i = 0; i < perm.size(); ++i) {
+      if (perm[i] != static_cast<long>(i)) return false;
+    }
+    return true;
+  }
+
+  static std::size_t pick_layout(const Part& p, const std::vector<std::vector<int>>& candidates) {
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      if (identity(permutation_to(p, candidates[i]))) return i;
+    }
+    return 0;
+  }
+
+  static std::vector<int> concat(std::initializer_list<const std::vector<int>*> parts) {
+    std::vector<int> out;
+    for (const auto* v : parts) out.insert(out.end(), v->begin(), v->end());
+    return out;
+  }
+
+  static std::string dims_args(const std::vector<long>& dims) {
+    std::string s;
+    for (long d : dims) s += ", " + std::to_string(d);
+    return s;
+  }
+
+  /// relayout: a shuffle into a new buffer unless the order is already the layout.
+  Result<Part> relayout(Part p, const std::vector<int>& order) {
+    const std::vector<long> perm = permutation_to(p, order);
+    if (identity(perm)) return p;
+    Part r = fresh(order, {});
+    for (long s : perm) r.dims.push_back(p.dims[static_cast<std::size_t>(s)]);
+    code += "  std::vector<A> " + r.var + "(" + p.var + ".size());\n";
+    if (count(p.dims) != 0) {
+      if (p.dims.size() > 6) return not_reproducible("the eigen adapter's relayout here exceeds what repro writes (rank > 6)");
+      const std::string R = std::to_string(p.dims.size());
+      code += "  {  // shuffle (the adapter merges adjacent axes first: the same elements move)\n";
+      code += "    Eigen::TensorMap<Eigen::Tensor<const A, " + R + ", Eigen::RowMajor>> src(" + p.var + ".data()" +
+              dims_args(p.dims) + ");\n";
+      code += "    Eigen::TensorMap<Eigen::Tensor<A, " + R + ", Eigen::RowMajor>> dst(" + r.var + ".data()" +
+              dims_args(r.dims) + ");\n";
+      code += "    dst = src.shuffle(Eigen::array<Index, " + R + ">" + c_list(perm) + ");\n  }\n";
+    }
+    return r;
+  }
+
+  /// sum_out: labels private to this part summed with Eigen's sum on a rank-2 view.
+  Result<Part> sum_out(Part p, const std::vector<int>& summed) {
+    std::vector<int> keep;
+    for (int a : p.axes) {
+      if (std::find(summed.begin(), summed.end(), a) == summed.end()) keep.push_back(a);
+    }
+    const long nk = length_of(p, keep), ns = length_of(p, summed);
+    const std::size_t layout = pick_layout(p, {concat({&keep, &summed}), concat({&summed, &keep})});
+    auto moved = relayout(std::move(p), layout == 0 ? concat({&keep, &summed}) : concat({&summed, &keep}));
+    if (!moved) return moved;
+    Part r = fresh(keep, {});
+    for (int a : keep) r.dims.push_back(length_of(*moved, {a}));
+    code += "  std::vector<A> " + r.var + "(" + std::to_string(nk) + ");  // sum over the labels private to it\n";
+    code += "  {\n    const Eigen::TensorMap<Eigen::Tensor<const A, 2, Eigen::RowMajor>> in(" + moved->var + ".data(), " +
+            std::to_string(layout == 0 ? nk : ns) + ", " + std::to_string(layout == 0 ? ns : nk) + ");\n";
+    code += "    Eigen::TensorMap<Eigen::Tensor<A, 1, Eigen::RowMajor>> out(" + r.var + ".data(), " + std::to_string(nk) + ");\n";
+    code += "    out = in.sum(Eigen::array<Index, 1>{" + std::to_string(layout == 0 ? 1 : 0) + "});\n  }\n";
+    return r;
+  }
+
+  /// contract_pair: contracts what a and b share and nothing later needs; batch labels loop.
+  Result<Part> contract_pair(Part a, Part b, const std::vector<bool>& needed_later) {
+    std::vector<int> batch, contracted, free_a, free_b;
+    for (int x : a.axes) {
+      const bool shared = std::find(b.axes.begin(), b.axes.end(), x) != b.axes.end();
+      if (!shared) {
+        free_a.push_back(x);
+      } else if (needed_later[static_cast<std::size_t>(x)]) {
+        batch.push_back(x);
+      } else {
+        contracted.push_back(x);
+      }
+    }
+    for (int x : b.axes) {
+      if (std::find(a.axes.begin(), a.axes.end(), x) == a.axes.end()) free_b.push_back(x);
+    }
+    const long nb = length_of(a, batch), m = length_of(a, free_a), k = length_of(a, contracted), n = length_of(b, free_b);
+    const std::size_t la = pick_layout(a, {concat({&batch, &free_a, &contracted}), concat({&batch, &contracted, &free_a})});
+    const std::size_t lb = pick_layout(b, {concat({&batch, &contracted, &free_b}), concat({&batch, &free_b, &contracted})});
+    auto ra = relayout(std::move(a), la == 0 ? concat({&batch, &free_a, &contracted}) : concat({&batch, &contracted, &free_a}));
+    if (!ra) return ra;
+    auto rb = relayout(std::move(b), lb == 0 ? concat({&batch, &contracted, &free_b}) : concat({&batch, &free_b, &contracted}));
+    if (!rb) return rb;
+    Part r = fresh(concat({&batch, &free_a, &free_b}), {});
+    for (int x : batch) r.dims.push_back(length_of(*ra, {x}));
+    for (int x : free_a) r.dims.push_back(length_of(*ra, {x}));
+    for (int x : free_b) r.dims.push_back(length_of(*rb, {x}));
+    code += "  std::vector<A> " + r.var + "(" + std::to_string(nb * m * n) + ");  // contract " + ra->var + " with " +
+            rb->var + "\n";
+    if (nb * m * n == 0) return r;
+    const std::string M = std::to_string(m), K = std::to_string(k), N = std::to_string(n);
+    code += "  {\n    const Eigen::array<Eigen::IndexPair<Index>, 1> pairs = {Eigen::IndexPair<Index>(" +
+            std::to_string(la == 0 ? 1 : 0) + ", " + std::to_string(lb == 0 ? 0 : 1) + ")};\n";
+    code += "    for (Index q = 0; q < " + std::to_string(nb) + "; ++q) {\n";
+    code += "      const Eigen::TensorMap<Eigen::Tensor<const A, 2, Eigen::RowMajor>> ma(" + ra->var + ".data() + q * " + M +
+            " * " + K + ", " + (la == 0 ? M + ", " + K : K + ", " + M) + ");\n";
+    code += "      const Eigen::TensorMap<Eigen::Tensor<const A, 2, Eigen::RowMajor>> mb(" + rb->var + ".data() + q * " + K +
+            " * " + N + ", " + (lb == 0 ? K + ", " + N : N + ", " + K) + ");\n";
+    code += "      Eigen::TensorMap<Eigen::Tensor<A, 2, Eigen::RowMajor>> mc(" + r.var + ".data() + q * " + M + " * " + N +
+            ", " + M + ", " + N + ");\n";
+    code += "      mc = ma.contract(mb, pairs);\n    }\n  }\n";
+    return r;
+  }
+
+ private:
+  int next_ = 0;
+};
+
+Result<std::string> eigen_einsum(const CheckedEinsum& e) {
+  for (std::size_t m = 0; m < e.operands.size(); ++m) {
+    const std::vector<int>& axes = e.operands[m].axes;
+    for (std::size_t d = 0; d < axes.size(); ++d) {
+      if (std::find(axes.begin() + static_cast<std::ptrdiff_t>(d) + 1, axes.end(), axes[d]) != axes.end()) {
+        return not_reproducible("the eigen adapter reports a repeated label (diagonal) as unsupported: no Eigen call");
+      }
+    }
+    if (axes.size() > 6) return not_reproducible("the eigen adapter reports an operand of rank > 6 as unsupported");
+  }
+  if (e.output_size == 0 || e.contraction_size == 0) {
+    return not_reproducible("the eigen adapter answers an empty output or an empty contraction itself (+0), "
+                            "without calling Eigen: nothing of Eigen to reproduce");
+  }
+  EigenChain chain;
+  chain.code += "  using Index = Eigen::Index;\n";
+  std::vector<EigenChain::Part> parts;
+  for (std::size_t m = 0; m < e.operands.size(); ++m) {
+    const CheckedOperand& op = e.operands[m];
+    const std::string in = "reinterpret_cast<const A*>(in" + std::to_string(m) + ".data())";
+    std::vector<long> physical, dims, factors;
+    bool broadcast = false;
+    for (std::size_t d = 0; d < op.shape.size(); ++d) {
+      const long length = static_cast<long>(e.axes[static_cast<std::size_t>(op.axes[d])].length);
+      physical.push_back(static_cast<long>(op.shape[d]));
+      dims.push_back(length);
+      factors.push_back(op.shape[d] == length ? 1 : length);
+      broadcast = broadcast || op.shape[d] != length;
+    }
+    EigenChain::Part p = chain.fresh(op.axes, dims);
+    if (!broadcast) {
+      chain.code += "  std::vector<A> " + p.var + "(" + in + ", " + in + " + in" + std::to_string(m) + ".size());  // operand " +
+                    std::to_string(m) + "\n";
+    } else {
+      const std::string R = std::to_string(dims.size());
+      chain.code += "  std::vector<A> " + p.var + "(" + std::to_string(EigenChain::count(dims)) + ");  // operand " +
+                    std::to_string(m) + ", its size-1 dimensions broadcast\n";
+      chain.code += "  {\n    Eigen::TensorMap<Eigen::Tensor<const A, " + R + ", Eigen::RowMajor>> src(" + in +
+                    EigenChain::dims_args(physical) + ");\n";
+      chain.code += "    Eigen::TensorMap<Eigen::Tensor<A, " + R + ", Eigen::RowMajor>> dst(" + p.var + ".data()" +
+                    EigenChain::dims_args(dims) + ");\n";
+      chain.code += "    dst = src.broadcast(Eigen::array<Index, " + R + ">" + c_list(factors) + ");\n  }\n";
+    }
+    parts.push_back(std::move(p));
+  }
+  std::vector<int> uses(e.axes.size(), 0);
+  for (const auto& p : parts) {
+    for (int a : p.axes) ++uses[static_cast<std::size_t>(a)];
+  }
+  std::vector<bool> in_output(e.axes.size(), false);
+  for (int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
+  for (auto& p : parts) {
+    std::vector<int> own;
+    for (int a : p.axes) {
+      if (!in_output[static_cast<std::size_t>(a)] && uses[static_cast<std::size_t>(a)] == 1) own.push_back(a);
+    }
+    if (own.empty()) continue;
+    auto summed = chain.sum_out(std::move(p), own);
+    if (!summed) return std::move(summed).error();
+    p = std::move(*summed);
+  }
+  EigenChain::Part acc = std::move(parts[0]);
+  for (std::size_t m = 1; m < parts.size(); ++m) {
+    std::vector<bool> needed = in_output;
+    for (std::size_t q = m + 1; q < parts.size(); ++q) {
+      for (int a : parts[q].axes) needed[static_cast<std::size_t>(a)] = true;
+    }
+    auto next = chain.contract_pair(std::move(acc), std::move(parts[m]), needed);
+    if (!next) return std::move(next).error();
+    acc = std::move(*next);
+  }
+  auto last = chain.relayout(std::move(acc), e.output);
+  if (!last) return std::move(last).error();
+  chain.code += "  std::copy(" + last->var + ".begin(), " + last->var + ".end(), reinterpret_cast<A*>(out.data()));\n";
+  return chain.code;
+}
+
+Result<std::string> eigen_reduce(const CheckedReduce& r) {
+  const std::size_t rank = r.axes.size();
+  std::vector<long> dims;
+  for (const ElementaryAxis& a : r.axes) dims.push_back(static_cast<long>(a.length));
+  std::vector<int> kept;
+  for (const auto& group : r.output_groups) kept.insert(kept.end(), group.begin(), group.end());
+  std::vector<int> first = kept, second = r.reduced;
+  first.insert(first.end(), r.reduced.begin(), r.reduced.end());
+  second.insert(second.end(), kept.begin(), kept.end());
+  const auto identity = [](const std::vector<int>& v) {
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (v[i] != static_cast<int>(i)) return false;
+    }
+    return true;
+  };
+  // [kept, reduced] reduces the inner dimension, [reduced, kept] the outer one (eigen.cpp pick_layout).
+  const int layout = identity(first) || !identity(second) ? 0 : 1;
+  const std::vector<int>& perm = layout == 0 ? first : second;
+  std::string s;
+  s += "  using Index = Eigen::Index;\n";
+  const long nk = static_cast<long>(r.output_size), nr = static_cast<long>(r.fibre_size);
+  std::string data = "in0.data()";
+  const bool empty = std::find(dims.begin(), dims.end(), 0L) != dims.end();
+  if (!identity(perm) && !empty) {
+    if (rank > 6) return not_reproducible("the eigen adapter's relayout here exceeds rank 6 (unsupported)");
+    std::vector<long> out_dims;
+    for (int p : perm) out_dims.push_back(dims[static_cast<std::size_t>(p)]);
+    const std::string R = std::to_string(rank);
+    s += "  // The adapter's relayout (Eigen shuffle; it merges adjacent axes first, moving the same elements).\n";
+    s += "  std::vector<T> relaid(in0.size());\n";
+    s += "  {\n    Eigen::TensorMap<Eigen::Tensor<const T, " + R + ", Eigen::RowMajor>> src(in0.data()";
+    for (long d : dims) s += ", " + std::to_string(d);
+    s += ");\n    Eigen::TensorMap<Eigen::Tensor<T, " + R + ", Eigen::RowMajor>> dst(relaid.data()";
+    for (long d : out_dims) s += ", " + std::to_string(d);
+    s += ");\n    dst = src.shuffle(Eigen::array<Index, " + R + ">" + c_list(perm) + ");\n  }\n";
+    data = "relaid.data()";
+  }
+  const long rows = layout == 0 ? nk : nr, cols = layout == 0 ? nr : nk;
+  s += "  const Eigen::array<Index, 1> dim{" + std::to_string(layout == 0 ? 1 : 0) + "};\n";
+  const std::string map2 = "Eigen::TensorMap<Eigen::Tensor<const ";
+  if (r.kind == Reduction::any || r.kind == Reduction::all) {
+    s += "  const " + map2 + "std::uint8_t, 2, Eigen::RowMajor>> in(" + data + ", " + std::to_string(rows) + ", " +
+         std::to_string(cols) + ");\n";
+    s += std::string("  Eigen::Tensor<bool, 1, Eigen::RowMajor> result = in.") +
+         (r.kind == Reduction::any ? "any" : "all") + "(dim);\n";
+    s += "  for (Index i = 0; i < " + std::to_string(nk) + "; ++i) out[static_cast<std::size_t>(i)] = result(i) ? 1 : 0;\n";
+    return s;
+  }
+  s += "  const " + map2 + "A, 2, Eigen::RowMajor>> in(reinterpret_cast<const A*>(" + data + "), " +
+       std::to_string(rows) + ", " + std::to_string(cols) + ");\n";
+  s += "  Eigen::TensorMap<Eigen::Tensor<A, 1, Eigen::RowMajor>> o(reinterpret_cast<A*>(out.data()), " +
+       std::to_string(nk) + ");\n";
+  s += "  const " + map2 + "T, 2, Eigen::RowMajor>> signed_in(" + data + ", " + std::to_string(rows) + ", " +
+       std::to_string(cols) + ");\n";
+  s += "  Eigen::TensorMap<Eigen::Tensor<T, 1, Eigen::RowMajor>> signed_o(out.data(), " + std::to_string(nk) + ");\n";
+  switch (r.kind) {
+    case Reduction::sum: s += "  o = in.sum(dim);\n"; break;
+    case Reduction::prod: s += "  o = in.prod(dim);\n"; break;
+    case Reduction::mean: s += "  o = in.mean(dim);\n"; break;
+    case Reduction::min: s += "  signed_o = signed_in.minimum<Eigen::array<Index, 1>, Eigen::PropagateNaN>(dim);\n"; break;
+    case Reduction::max: s += "  signed_o = signed_in.maximum<Eigen::array<Index, 1>, Eigen::PropagateNaN>(dim);\n"; break;
+    default: break;
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+template <class T>
+std::string accept_table(const Requirement& req) {
+  std::string s = "  // Per output element (row-major): NaN, +Inf, -Inf accepted; finite results: 0 none, 1 any,\n"
+                  "  // 2 lo <= r <= hi, with the exact ends rounded inward to T (for a result of type T that decides\n"
+                  "  // membership exactly); the sign a zero must have (0 either, 1 +0, -1 -0); the rule.\n";
+  s += "  const std::vector<Accept<T>> accept = {\n";
+  for (std::size_t i = 0; i < req.accepted.size(); ++i) {
+    const AcceptedSet& a = req.accepted[i];
+    const bool interval = a.finite == AcceptedSet::Finite::interval;
+    const T lo = interval ? a.low.round_quotient<T>(a.divisor, reference::Rounding::up) : T(0);
+    const T hi = interval ? a.high.round_quotient<T>(a.divisor, reference::Rounding::down) : T(0);
+    const int finite = a.finite == AcceptedSet::Finite::none ? 0 : a.finite == AcceptedSet::Finite::any ? 1 : 2;
+    s += "      {" + std::string(a.nan ? "true" : "false") + ", " + (a.pos_inf ? "true" : "false") + ", " +
+         (a.neg_inf ? "true" : "false") + ", " + std::to_string(finite) + ", " + c_value(lo) + ", " + c_value(hi) + ", " +
+         (!a.zero_negative ? "0" : *a.zero_negative ? "-1" : "1") + ",\n       " + c_str(req.described[i]) + "},\n";
+  }
+  return s + "  };\n";
+}
+
+std::string check_code(const Requirement& req, DType out_dtype) {
+  std::string s;
+  s += "  std::printf(\"%s returns shape " + format_shape(req.shape) + ", dtype " + std::string(dtype_name(out_dtype)) +
+       " (the adapter's output buffer)\\n\", kLibrary);\n";
+  s += "  std::size_t failing = 0;\n";
+  if (req.exact) {
+    s += "  // integers and bools are exact: the one correct result, row-major\n";
+    s += "  const std::vector<T> expected = " + c_values(*req.exact) + ";\n";
+    s += "  for (std::size_t i = 0; i < out.size(); ++i) {\n"
+         "    const bool ok = out[i] == expected[i];\n"
+         "    failing += !ok;\n"
+         "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
+         "      std::printf(\"element %zu (row-major): %s %lld; required: %lld%s\\n\", i, kLibrary, static_cast<long long>(out[i]),\n"
+         "                  static_cast<long long>(expected[i]), ok ? \"\" : \"   <-- DIVERGENCE\");\n"
+         "  }\n";
+  } else {
+    s += out_dtype == DType::f32 ? accept_table<float>(req) : accept_table<double>(req);
+    s += "  for (std::size_t i = 0; i < out.size(); ++i) {\n"
+         "    const bool ok = accepts(accept[i], out[i]);\n"
+         "    failing += !ok;\n"
+         "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
+         "      std::printf(\"element %zu (row-major): %s %a (%.17g); required: %s%s\\n\", i, kLibrary, static_cast<double>(out[i]),\n"
+         "                  static_cast<double>(out[i]), accept[i].text, ok ? \"\" : \"   <-- DIVERGENCE\");\n"
+         "  }\n";
+  }
+  s += "  if (failing) {\n"
+       "    std::printf(\"DIVERGENCE: %zu of %zu elements are outside what the semantics allow\\n\", failing, out.size());\n"
+       "    return 1;\n  }\n"
+       "  std::printf(\"no divergence: every element is what the semantics allow\\n\");\n"
+       "  return 0;\n";
+  return s;
+}
+
+std::string cxx_program(const ReproInput& in, const std::string& includes, const std::string& build, const std::string& library,
+                        const std::string& body, DType out_dtype) {
+  std::string s;
+  std::size_t pos = 0;
+  const std::string& header = in.header;
+  while (pos <= header.size()) {
+    const std::size_t nl = header.find('\n', pos);
+    s += "// " + header.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos) + "\n";
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  s += "// Build and run (the flags einfuzz builds its adapters with):\n//   " + build + "\n";
+  s += "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n#include <limits>\n#include <vector>\n\n";
+  s += includes + "\n";
+  s += "namespace {\n\n";
+  s += "constexpr const char* kLibrary = " + c_str(library) + ";\n";
+  s += "constexpr double kInf = std::numeric_limits<double>::infinity();\n\n";
+  s += "/// A value from its raw bits (a NaN with its exact sign and payload).\n"
+       "template <class T, class B>\nT from_bits(B bits) {\n  T t;\n  static_assert(sizeof t == sizeof bits);\n"
+       "  std::memcpy(&t, &bits, sizeof t);\n  return t;\n}\n\n";
+  s += "template <class T>\nstruct Accept {\n  bool nan, pos_inf, neg_inf;\n  int finite;\n  T lo, hi;\n  int zero;\n"
+       "  const char* text;\n};\n\n";
+  s += "template <class T>\nbool accepts(const Accept<T>& a, T r) {\n"
+       "  if (std::isnan(r)) return a.nan;\n"
+       "  if (std::isinf(r)) return r > 0 ? a.pos_inf : a.neg_inf;\n"
+       "  if (a.finite == 0) return false;\n"
+       "  if (a.finite == 2 && !(a.lo <= r && r <= a.hi)) return false;\n"
+       "  if (r == 0 && a.zero != 0 && std::signbit(r) != (a.zero < 0)) return false;\n"
+       "  return true;\n}\n\n}  // namespace\n\n";
+  s += "int main() {\n";
+  s += "  using T = " + std::string(c_type(in.c.dtype)) + ";\n";
+  s += "  using A = " + std::string(arith_type(in.c.dtype)) + ";  // the adapter computes integers unsigned (same bits)\n";
+  s += inputs_code(in.c);
+  s += "  std::vector<" + std::string(out_dtype == DType::boolean ? "std::uint8_t" : "T") + "> out(" +
+       std::to_string(in.required.exact ? in.required.exact->size() : static_cast<std::int64_t>(in.required.accepted.size())) +
+       ");  // the adapter's zero-filled output buffer\n";
+  s += body;
+  s += "  {\n";
+  s += check_code(in.required, out_dtype);
+  s += "  }\n}\n";
+  return s;
+}
+
+}  // namespace
+
+Result<ReproProgram> write_cxx(const ReproInput& in) {
+  const Requirement& req = in.required;
+  const bool eigen = in.backend == "eigen";
+  const std::string lib = eigen ? "eigen" : "xtensor";
+  if (req.rejection) {
+    return not_reproducible("the semantics reject this case and the " + lib +
+                            " adapter decides that with einfuzz's checker before calling " + lib +
+                            ": nothing of the library to reproduce");
+  }
+  Result<std::string> body = not_reproducible("unreachable");
+  if (const auto* e = std::get_if<CheckedEinsum>(&*req.checked)) {
+    body = eigen ? eigen_einsum(*e) : xtensor_einsum(*e);
+  } else {
+    const auto& r = std::get<CheckedReduce>(*req.checked);
+    body = eigen ? eigen_reduce(r) : xtensor_reduce(r);
+  }
+  if (!body) return std::move(body).error();
+  const std::string includes = eigen ? "#include <unsupported/Eigen/CXX11/Tensor>\n"
+                                     : "#include <xtensor/xadapt.hpp>\n#include <xtensor/xarray.hpp>\n"
+                                       "#include <xtensor/xmanipulation.hpp>\n#include <xtensor/xmath.hpp>\n"
+                                       "#include <xtensor/xoperation.hpp>\n#include <xtensor/xstrided_view.hpp>\n";
+  const std::string build = std::string("g++ -std=c++17 -O2 -ffp-contract=off ") +
+                            (eigen ? "-I/usr/include/eigen3 " : "") + "FILE -o repro && ./repro";
+  const std::string text = cxx_program(in, includes, build, in.caps.version, *body, req.dtype);
+  return ReproProgram{ReproLanguage::cpp, text, build};
+}
+
+}  // namespace einfuzz::detail

@@ -1,0 +1,49 @@
+// Shared between the reproducer writers (repro.cpp, repro_python.cpp, repro_cxx.cpp): what the
+// semantics require of one case, computed once from the reference and the judge.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/harness/judge.hpp"
+#include "einfuzz/harness/repro.hpp"
+#include "einfuzz/harness/run.hpp"
+
+namespace einfuzz::detail {
+
+/// What any correct library returns for a case.
+struct Requirement {
+  std::optional<Diagnostic> rejection;  ///< the reference rejects the case: the library must raise
+  std::optional<CheckedCase> checked;   ///< otherwise the checked case
+  DType dtype = DType::f64;             ///< output dtype (bool for any/all)
+  Shape shape;                          ///< output shape
+  std::vector<AcceptedSet> accepted;    ///< float outputs: per element, what the judge accepts
+  std::optional<Tensor> exact;          ///< integer and bool outputs: the only correct result
+  std::vector<std::string> described;   ///< float outputs: each accepted set in words
+};
+
+/// Everything a writer needs besides the requirement.
+struct ReproInput {
+  const Case& c;
+  std::string backend;
+  const Capabilities& caps;
+  const ReproOptions& options;
+  const Requirement& required;
+  std::string header;  ///< comment lines (without comment markers) naming the case and the rule
+};
+
+Result<ReproProgram> write_python(const ReproInput& in);
+Result<ReproProgram> write_cxx(const ReproInput& in);
+
+/// `in`'s accepted set as text, bounds rounded outward to the output dtype for reading.
+std::string describe_accepted(const AcceptedSet& a, DType dtype);
+
+/// The coordinates of flat element `i` of `shape`, "(1, 0)"; "()" for rank 0.
+std::string coordinates_text(std::int64_t i, const Shape& shape);
+
+/// A refusal: nothing of the library to reproduce.
+Diagnostic not_reproducible(const std::string& why);
+
+}  // namespace einfuzz::detail

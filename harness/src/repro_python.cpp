@@ -1,0 +1,479 @@
+// The Python reproducers of `einfuzz repro`: numpy.einsum / numpy reductions as
+// clients/numpy_backend.py calls them, torch.einsum / torch reductions as backends/src/torch.cpp does.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "einfuzz/backends/process.hpp"
+#include "repro_detail.hpp"
+
+namespace einfuzz::detail {
+namespace {
+
+std::string py_str(const std::string& s) {
+  std::string out = "'";
+  for (const unsigned char ch : s) {
+    if (ch == '\\' || ch == '\'') {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + "'";
+}
+
+template <class V>
+std::string py_tuple(const V& v) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < v.size(); ++i) out += std::to_string(v[i]) + (v.size() == 1 ? "," : i + 1 < v.size() ? ", " : "");
+  return out + ")";
+}
+
+template <class V>
+std::string py_list(const V& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "]";
+}
+
+/// One value as a Python expression: float.fromhex for finite floats, Bits(...) for NaNs (their
+/// exact sign and payload), decimal integers, True/False.
+std::string py_value(const Tensor& t, std::size_t i) {
+  return visit_dtype(t.dtype(), [&](auto tag) -> std::string {
+    using T = decltype(tag);
+    const T v = t.values<T>()[i];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) {
+        char buf[32];
+        if constexpr (std::is_same_v<T, float>) {
+          std::uint32_t b;
+          std::memcpy(&b, &v, 4);
+          std::snprintf(buf, sizeof buf, "Bits(0x%08x)", b);
+        } else {
+          std::uint64_t b;
+          std::memcpy(&b, &v, 8);
+          std::snprintf(buf, sizeof buf, "Bits(0x%016llx)", static_cast<unsigned long long>(b));
+        }
+        return buf;
+      }
+      if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
+      return "float.fromhex('" + format_value(t, static_cast<std::int64_t>(i)) + "')";
+    } else if constexpr (std::is_same_v<T, Bool8>) {
+      return v ? "True" : "False";
+    } else {
+      return std::to_string(v);
+    }
+  });
+}
+
+std::string py_values(const Tensor& t) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < static_cast<std::size_t>(t.size()); ++i) {
+    out += (i ? ", " : "") + py_value(t, i);
+    if (i % 8 == 7 && i + 1 < static_cast<std::size_t>(t.size())) out += "\n    ";
+  }
+  return out + "]";
+}
+
+const char* struct_code(DType d) {
+  switch (d) {
+    case DType::f32: return "f";
+    case DType::f64: return "d";
+    case DType::i32: return "i";
+    case DType::i64: return "q";
+    case DType::boolean: break;
+  }
+  return "?";
+}
+
+const char* numpy_dtype(DType d) {
+  switch (d) {
+    case DType::f32: return "np.dtype('<f4')";
+    case DType::f64: return "np.dtype('<f8')";
+    case DType::i32: return "np.dtype('<i4')";
+    case DType::i64: return "np.dtype('<i8')";
+    case DType::boolean: break;
+  }
+  return "np.dtype(np.bool_)";
+}
+
+const char* torch_dtype(DType d) {
+  switch (d) {
+    case DType::f32: return "torch.float32";
+    case DType::f64: return "torch.float64";
+    case DType::i32: return "torch.int32";
+    case DType::i64: return "torch.int64";
+    case DType::boolean: break;
+  }
+  return "torch.bool";
+}
+
+std::string dyadic_py(const reference::Dyadic& d, std::int64_t divisor) {
+  return "D(" + d.mantissa().get_str(10) + ", " + std::to_string(d.exponent()) + ", " + std::to_string(divisor) + ")";
+}
+
+/// The common tail: the requirement as data and the comparison.
+std::string requirement_and_check(const ReproInput& in, const std::string& library) {
+  const Requirement& req = in.required;
+  std::string s;
+  s += "\n# ---- what the semantics require (einfuzz's reference and judge) ----\n";
+  if (req.rejection) {
+    s += "REJECTION = " + py_str(std::string(code_name(req.rejection->code)) + ": " + req.rejection->message) + "\n";
+    s += "DTYPE, SHAPE, ACCEPT, EXPECTED = None, None, None, None\n";
+  } else {
+    s += "REJECTION = None  # the semantics accept the case\n";
+    s += "DTYPE = '" + std::string(dtype_name(req.dtype)) + "'\n";
+    s += "SHAPE = " + py_tuple(req.shape) + "\n";
+    if (req.exact) {
+      s += "ACCEPT = None\n# integers and bools are exact: the one correct result, row-major\n";
+      s += "EXPECTED = " + py_values(*req.exact) + "\n";
+    } else {
+      s += "EXPECTED = None\n";
+      s += "# Per output element (row-major): accepted NaN / +Inf / -Inf results; finite results: None (none),\n"
+           "# 'any', or 'interval' lo <= r <= hi with exact rational ends; the sign a zero must have (None:\n"
+           "# either); the rule, in words.\n";
+      s += "ACCEPT = [\n";
+      for (std::size_t i = 0; i < req.accepted.size(); ++i) {
+        const AcceptedSet& a = req.accepted[i];
+        const char* finite = a.finite == AcceptedSet::Finite::none ? "None"
+                             : a.finite == AcceptedSet::Finite::any ? "'any'"
+                                                                    : "'interval'";
+        const bool interval = a.finite == AcceptedSet::Finite::interval;
+        s += "    A(" + std::string(a.nan ? "True" : "False") + ", " + (a.pos_inf ? "True" : "False") + ", " +
+             (a.neg_inf ? "True" : "False") + ", " + finite + ", " + (interval ? dyadic_py(a.low, a.divisor) : "None") +
+             ", " + (interval ? dyadic_py(a.high, a.divisor) : "None") + ", " +
+             (!a.zero_negative ? "None" : *a.zero_negative ? "'-'" : "'+'") + ",\n      " + py_str(req.described[i]) +
+             "),\n";
+      }
+      s += "]\n";
+    }
+  }
+  s += R"PY(
+
+def show(v):
+    if isinstance(v, float):
+        return v.hex() if math.isfinite(v) else repr(v)
+    return repr(v)
+
+
+def accepts(a, r):
+    if math.isnan(r):
+        return a.nan
+    if math.isinf(r):
+        return a.pinf if r > 0 else a.ninf
+    if a.finite is None:
+        return False
+    if a.finite == 'interval' and not (a.lo <= Fraction(r) <= a.hi):
+        return False
+    if r == 0 and a.zero is not None and (math.copysign(1.0, r) < 0) != (a.zero == '-'):
+        return False
+    return True
+
+
+def coords(i, shape):
+    c = []
+    for n in reversed(shape):
+        c.append(i % n)
+        i //= n
+    return tuple(reversed(c))
+
+
+def main():
+    try:
+        dtype, shape, values = run()
+    except Exception as e:  # the adapter reports any library exception as a rejection of the case
+        print('%s raises %s: %s' % (LIBRARY, type(e).__name__, e))
+        if REJECTION:
+            print('as required: the semantics reject the case (%s)' % REJECTION)
+            return 0
+        print('DIVERGENCE: the semantics accept the case (expected dtype %s, shape %s)' % (DTYPE, SHAPE))
+        return 1
+    print('%s returns dtype %s, shape %s' % (LIBRARY, dtype, shape))
+    if REJECTION:
+        print('values: %s' % ', '.join(show(v) for v in values[:16]))
+        print('DIVERGENCE: the semantics reject the case: %s' % REJECTION)
+        return 1
+    if dtype != DTYPE or shape != SHAPE:
+        print('DIVERGENCE: the semantics require dtype %s, shape %s' % (DTYPE, SHAPE))
+        return 1
+    failing = 0
+    for i, r in enumerate(values):
+        if EXPECTED is not None:
+            ok = r == EXPECTED[i] and type(r) == type(EXPECTED[i])
+            required = show(EXPECTED[i])
+        else:
+            ok = accepts(ACCEPT[i], r)
+            required = ACCEPT[i].text
+        failing += not ok
+        if not ok or len(values) <= 16:
+            if failing <= 16:
+                print('element %s: %s %s; required: %s%s' % (coords(i, SHAPE), LIBRARY, show(r), required,
+                                                         '' if ok else '   <-- DIVERGENCE'))
+    if failing:
+        print('DIVERGENCE: %d of %d elements are outside what the semantics allow' % (failing, len(values)))
+        return 1
+    print('no divergence: every element is what the semantics allow')
+    return 0
+
+
+sys.exit(main())
+)PY";
+  return s;
+}
+
+std::string prelude(const ReproInput& in, const std::string& module_import, const std::string& library) {
+  std::string s = "#!/usr/bin/env python3\n";
+  std::string header = in.header;
+  std::size_t pos = 0;
+  while (pos <= header.size()) {
+    const std::size_t nl = header.find('\n', pos);
+    s += "# " + header.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos) + "\n";
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  s += "import collections\nimport math\nimport struct\nimport sys\nfrom fractions import Fraction\n\n";
+  s += "try:\n" + module_import + "except ImportError as e:\n    print('cannot import: %s' % e)\n    sys.exit(2)\n\n";
+  s += "LIBRARY = " + py_str(library) + "\n";
+  s += "INF = float('inf')\n\n\n";
+  s += "class Bits(int):\n    \"\"\"A raw bit pattern: a NaN with its exact sign and payload.\"\"\"\n\n\n";
+  s += "def pack(code, values):\n    \"\"\"Little-endian bytes of `values` (struct code f, d, i, q or ?); Bits are stored as they are.\"\"\"\n"
+       "    raw = {'f': '<I', 'd': '<Q'}.get(code)\n"
+       "    return b''.join(struct.pack(raw, v) if isinstance(v, Bits) else struct.pack('<' + code, v) for v in values)\n\n\n";
+  s += "def D(mantissa, exponent, divisor):\n    \"\"\"mantissa * 2**exponent / divisor, exactly.\"\"\"\n"
+       "    return Fraction(mantissa) * Fraction(2) ** exponent / divisor\n\n\n";
+  s += "A = collections.namedtuple('A', 'nan pinf ninf finite lo hi zero text')\n";
+  return s;
+}
+
+/// The storage of input k when the adapter sends it as a strided view, else nullopt.
+std::optional<Tensor> strided_storage(const Case& c, std::size_t k, const Limits& limits) {
+  if (c.layouts.size() != c.inputs.size() || !c.layouts[k]) return std::nullopt;
+  auto st = layout_storage(c.inputs[k], *c.layouts[k], limits);
+  if (!st) return std::nullopt;
+  return std::move(*st);
+}
+
+std::string numpy_inputs(const ReproInput& in) {
+  std::string s = "\n# ---- the inputs, built as clients/numpy_backend.py builds them from the bytes it reads ----\n";
+  s += "DT = " + std::string(numpy_dtype(in.c.dtype)) + "\n";
+  s += "inputs = []\n";
+  for (std::size_t k = 0; k < in.c.inputs.size(); ++k) {
+    const Tensor& t = in.c.inputs[k];
+    if (auto st = strided_storage(in.c, k, in.options.run.limits)) {
+      const InputLayout& l = *in.c.layouts[k];
+      std::vector<std::int64_t> bytes_strides;
+      for (std::int64_t s2 : l.strides) bytes_strides.push_back(s2 * static_cast<std::int64_t>(dtype_size(t.dtype())));
+      s += "# input " + std::to_string(k) + ": a strided view (strides " + py_tuple(l.strides) + " elements, offset " +
+           std::to_string(l.offset) + ") of a storage buffer of " + std::to_string(l.storage) + " elements\n";
+      s += std::string("storage = np.frombuffer(pack('") + struct_code(t.dtype()) + "', " + py_values(*st) + "), dtype=DT, count=" +
+           std::to_string(st->size()) + ")\n";
+      s += "inputs.append(as_strided(storage[" + std::to_string(l.offset) + ":], shape=" + py_tuple(t.shape()) +
+           ", strides=" + py_tuple(bytes_strides) + ", writeable=False))\n";
+    } else {
+      s += "inputs.append(np.frombuffer(pack('" + std::string(struct_code(t.dtype())) + "', " + py_values(t) +
+           "), dtype=DT, count=" + std::to_string(t.size()) + ").reshape(" + py_tuple(t.shape()) + "))\n";
+    }
+  }
+  return s;
+}
+
+std::string torch_inputs(const ReproInput& in) {
+  std::string s = "\n# ---- the inputs, as backends/src/torch.cpp hands them to libtorch ----\n";
+  s += "DT = " + std::string(torch_dtype(in.c.dtype)) + "\n";
+  s += "inputs = []\n";
+  for (std::size_t k = 0; k < in.c.inputs.size(); ++k) {
+    const Tensor& t = in.c.inputs[k];
+    const char* code = struct_code(t.dtype());
+    std::optional<Tensor> st = strided_storage(in.c, k, in.options.run.limits);
+    if (st) {
+      const auto& strides = in.c.layouts[k]->strides;
+      const bool forward = std::all_of(strides.begin(), strides.end(), [](std::int64_t x) { return x >= 0; });
+      if (!forward || st->size() == 0) st.reset();  // torch has no negative strides: sent dense
+    }
+    if (st) {
+      const InputLayout& l = *in.c.layouts[k];
+      s += "storage = torch.frombuffer(bytearray(pack('" + std::string(code) + "', " + py_values(*st) + ")), dtype=DT)\n";
+      s += "inputs.append(torch.as_strided(storage, " + py_tuple(t.shape()) + ", " + py_tuple(l.strides) + ", " +
+           std::to_string(l.offset) + "))\n";
+    } else if (t.size() == 0) {
+      s += "inputs.append(torch.empty(" + py_tuple(t.shape()) + ", dtype=DT))\n";
+    } else {
+      s += "inputs.append(torch.frombuffer(bytearray(pack('" + std::string(code) + "', " + py_values(t) +
+           ")), dtype=DT).reshape(" + py_tuple(t.shape()) + "))\n";
+    }
+  }
+  return s;
+}
+
+/// The order in which kept axes (input order after reducing) are permuted to the output's order.
+std::vector<std::int64_t> output_permutation(const CheckedReduce& r) {
+  std::vector<int> kept;
+  for (int a = 0; a < static_cast<int>(r.axes.size()); ++a) {
+    if (std::find(r.reduced.begin(), r.reduced.end(), a) == r.reduced.end()) kept.push_back(a);
+  }
+  std::vector<std::int64_t> order;
+  for (const auto& group : r.output_groups) {
+    for (int a : group) order.push_back(std::find(kept.begin(), kept.end(), a) - kept.begin());
+  }
+  return order;
+}
+
+std::vector<std::int64_t> elementary_lengths(const CheckedReduce& r) {
+  std::vector<std::int64_t> out;
+  for (const ElementaryAxis& a : r.axes) out.push_back(a.length);
+  return out;
+}
+
+Result<ReproProgram> numpy_program(const ReproInput& in) {
+  const bool optimize = in.backend == "numpy-opt";
+  const Case& c = in.c;
+  std::string call;
+  if (c.op == Op::einsum) {
+    std::vector<Shape> shapes;
+    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    const auto sub = numpy_subscripts(c.pattern, shapes);
+    if (c.dtype == DType::boolean || !sub) {
+      return not_reproducible("the numpy client answers this case without calling numpy.einsum (bool dtype, more "
+                              "than 52 labels, groups, unit or anonymous axes, or a pattern that does not parse)");
+    }
+    const auto arrow = sub->find("->");
+    if (sub->substr(0, arrow).find("...") != std::string::npos && sub->find("...", arrow) == std::string::npos) {
+      return not_reproducible("the numpy client does not call numpy.einsum on an input ellipsis the output omits");
+    }
+    call = "    result = np.asarray(np.einsum(" + py_str(*sub) + ", *inputs, optimize=" + (optimize ? "True" : "False") + "))\n";
+  } else {
+    if (!in.required.checked) {
+      return not_reproducible("the semantics reject this reduce and the numpy client's own parser decides it before "
+                              "calling numpy: nothing of numpy to reproduce");
+    }
+    const auto& r = std::get<CheckedReduce>(*in.required.checked);
+    call = "    y = inputs[0].reshape(" + py_tuple(elementary_lengths(r)) + ")  # elementary axes, as einops does\n";
+    if (!r.reduced.empty()) {
+      const std::string axis = py_tuple(r.reduced);
+      switch (r.kind) {
+        case Reduction::sum: call += "    y = np.sum(y, axis=" + axis + ", dtype=y.dtype)\n"; break;
+        case Reduction::prod: call += "    y = np.prod(y, axis=" + axis + ", dtype=y.dtype)\n"; break;
+        case Reduction::mean: call += "    y = np.mean(y, axis=" + axis + ")\n"; break;
+        case Reduction::min: call += "    y = np.min(y, axis=" + axis + ")\n"; break;
+        case Reduction::max: call += "    y = np.max(y, axis=" + axis + ")\n"; break;
+        case Reduction::any: call += "    y = np.any(y, axis=" + axis + ")\n"; break;
+        case Reduction::all: call += "    y = np.all(y, axis=" + axis + ")\n"; break;
+      }
+    }
+    call += "    y = np.transpose(np.asarray(y), " + py_list(output_permutation(r)) + ")\n";
+    call += "    result = y.reshape(" + py_tuple(r.output_shape) + ")\n";
+  }
+  const bool logical = c.reduction && (*c.reduction == "any" || *c.reduction == "all");
+  std::string s = prelude(in, "    import numpy as np\n    from numpy.lib.stride_tricks import as_strided\n",
+                          std::string(optimize ? "numpy.einsum(optimize=True)" : "numpy"));
+  s += "\nnp.seterr(all='ignore')  # as the client: IEEE results, no warnings\n";
+  s += numpy_inputs(in);
+  s += "NAMES = {np.dtype('<f4'): 'f32', np.dtype('<f8'): 'f64', np.dtype('<i4'): 'i32', np.dtype('<i8'): 'i64',\n"
+       "         np.dtype(np.bool_): 'bool'}\n\n\n";
+  s += "def run():\n";
+  s += call;
+  s += "    print('numpy %s computes dtype %s (the client converts the result to the case dtype)' % (np.__version__, result.dtype))\n";
+  s += "    # The client sends the result converted to the case's dtype, as einfuzz judges it.\n";
+  s += "    result = np.array(result, dtype=" + std::string(numpy_dtype(logical ? DType::boolean : c.dtype)) +
+       ", order='C')\n";
+  s += "    return NAMES.get(result.dtype, str(result.dtype)), tuple(result.shape), result.reshape(-1).tolist()\n";
+  s += requirement_and_check(in, "numpy");
+  return ReproProgram{ReproLanguage::python, std::move(s), "python3 FILE"};
+}
+
+/// The `path` argument at::einsum gets for `n` operands (torch.cpp's contraction_path).
+std::vector<std::int64_t> torch_path(const std::string& backend, std::size_t n) {
+  std::vector<std::int64_t> out;
+  if (backend == "torch" || n < 3) return out;
+  for (auto m = static_cast<std::int64_t>(n); m >= 2; --m) {
+    if (backend == "torch-path-right") {
+      out.insert(out.end(), {m - 2, m - 1});
+    } else {
+      out.insert(out.end(), {0, m - 1});
+    }
+  }
+  return out;
+}
+
+Result<ReproProgram> torch_program(const ReproInput& in) {
+  const Case& c = in.c;
+  std::string call;
+  if (c.op == Op::einsum) {
+    const auto sub = numpy_subscripts(c.pattern);
+    if (c.dtype == DType::boolean || !sub) {
+      return not_reproducible("the torch adapter answers this case without calling torch (bool dtype, more than 52 "
+                              "labels, groups, unit or anonymous axes, or a pattern that does not parse)");
+    }
+    const auto path = torch_path(in.backend, c.inputs.size());
+    if (path.empty()) {
+      call = "    result = torch.einsum(" + py_str(*sub) + ", *inputs)\n";
+    } else {
+      call = "    # torch.einsum's path argument is not public: this is the call it makes with one.\n";
+      call += "    result = torch._VF.einsum(" + py_str(*sub) + ", inputs, path=" + py_list(path) + ")\n";
+    }
+  } else {
+    if (!in.required.checked) {
+      return not_reproducible("the semantics reject this reduce and the torch adapter decides it with einfuzz's "
+                              "checker before calling torch: nothing of torch to reproduce");
+    }
+    const auto& r = std::get<CheckedReduce>(*in.required.checked);
+    const std::string st = torch_dtype(c.dtype);
+    call = "    t = inputs[0].reshape(" + py_tuple(elementary_lengths(r)) + ")  # elementary axes, as einops does\n";
+    if (!r.reduced.empty()) {
+      const std::string dims = py_list(r.reduced);
+      switch (r.kind) {
+        case Reduction::sum: call += "    t = torch.sum(t, " + dims + ", keepdim=False, dtype=" + st + ")\n"; break;
+        case Reduction::mean: call += "    t = torch.mean(t, " + dims + ")\n"; break;
+        case Reduction::min: call += "    t = torch.amin(t, " + dims + ")\n"; break;
+        case Reduction::max: call += "    t = torch.amax(t, " + dims + ")\n"; break;
+        case Reduction::prod:
+        case Reduction::any:
+        case Reduction::all: {
+          call += "    # one dimension at a time, last first (as einops does with torch)\n";
+          for (auto d = r.reduced.rbegin(); d != r.reduced.rend(); ++d) {
+            if (r.kind == Reduction::prod) {
+              call += "    t = torch.prod(t, " + std::to_string(*d) + ", False, dtype=" + st + ")\n";
+            } else {
+              call += "    t = torch." + std::string(r.kind == Reduction::any ? "any" : "all") + "(t, " +
+                      std::to_string(*d) + ")\n";
+            }
+          }
+          break;
+        }
+      }
+    }
+    const auto order = output_permutation(r);
+    if (!order.empty()) call += "    t = t.permute(" + py_list(order) + ")\n";
+    call += "    result = t.reshape(" + py_tuple(r.output_shape) + ")\n";
+  }
+  std::string s = prelude(in, "    import torch\n", in.backend);
+  s += "\n# at::einsum from C++ (the einfuzz adapter) contracts left to right unless given a path; torch.einsum\n"
+       "# would ask opt_einsum for one where it is installed.\n"
+       "if hasattr(torch.backends, 'opt_einsum'):\n    torch.backends.opt_einsum.enabled = False\n";
+  s += torch_inputs(in);
+  s += "NAMES = {torch.float32: 'f32', torch.float64: 'f64', torch.int32: 'i32', torch.int64: 'i64', torch.bool: 'bool'}\n\n\n";
+  s += "def run():\n";
+  s += call;
+  s += "    result = result.contiguous()\n";
+  s += "    if result.dtype not in NAMES:  # the adapter reports this as unsupported, not as a divergence\n"
+       "        print('torch %s returns dtype %s: unsupported, not judged' % (torch.__version__, result.dtype))\n"
+       "        sys.exit(0)\n";
+  s += "    print('torch', torch.__version__)\n";
+  s += "    return NAMES[result.dtype], tuple(result.shape), result.reshape(-1).tolist()\n";
+  s += requirement_and_check(in, "torch");
+  return ReproProgram{ReproLanguage::python, std::move(s), "python3 FILE"};
+}
+
+}  // namespace
+
+Result<ReproProgram> write_python(const ReproInput& in) {
+  if (in.backend == "numpy" || in.backend == "numpy-opt") return numpy_program(in);
+  return torch_program(in);
+}
+
+}  // namespace einfuzz::detail

@@ -1,0 +1,278 @@
+// `einfuzz repro` end to end: a program is written and RUN for every stored divergence of a library
+// backend (it must exit 1: the divergence shows), for variants the library gets right (exit 0), and
+// for generated numpy cases (its exit status must follow einfuzz's own verdict).
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "einfuzz/core/choice.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/repro.hpp"
+#include "einfuzz/harness/run.hpp"
+
+namespace einfuzz {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kSource = EINFUZZ_SOURCE_DIR;
+
+/// The programs and their output, removed at exit unless EINFUZZ_KEEP_REPRO is set (to read them).
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("einfuzz_repro_test_" + std::to_string(::getpid()));
+  Scratch() { fs::create_directories(dir); }
+  ~Scratch() {
+    std::error_code ec;
+    if (std::getenv("EINFUZZ_KEEP_REPRO") == nullptr) fs::remove_all(dir, ec);
+  }
+};
+
+fs::path scratch() {
+  static const Scratch s;
+  return s.dir;
+}
+
+/// Exit status of a shell command (its output into `log`), -1 when it did not exit normally.
+int run_status(const std::string& command, const fs::path& log) {
+  const int status = std::system((command + " > '" + log.string() + "' 2>&1").c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// A python3 that imports `modules`, or empty.
+std::string python_with(const std::string& modules) {
+  for (const char* p : {"python3", "/usr/bin/python3"}) {
+    if (run_status(std::string(p) + " -c 'import " + modules + "'", scratch() / "probe.log") == 0) return p;
+  }
+  return "";
+}
+
+struct Ran {
+  int status = -1;
+  std::string output;
+};
+
+/// Writes the program for `c` on `backend`, runs it and returns its exit status and output; skips
+/// (GTEST_SKIP in the caller via `skipped`) when the backend or the toolchain is missing here.
+Ran write_and_run(const Case& c, const std::string& backend, const std::string& name, std::string* skipped,
+                  const RunOptions& run = {}) {
+  const std::vector<std::string> specs = {backend};
+  auto owned = make_backends(specs, run, {});
+  if (!owned || owned->size() != 1) {
+    *skipped = "backend " + backend + " is not available in this build";
+    return {};
+  }
+  Backend* one[] = {owned->front().get()};
+  (void)run_case(c, one, run);  // starts a process backend, so its declared capabilities are known
+  auto program = make_repro(c, backend, owned->front()->capabilities(), {run, name});
+  if (!program) {
+    ADD_FAILURE() << name << " on " << backend << ": " << render(program.error());
+    return {};
+  }
+  const fs::path log = scratch() / (name + "." + backend + ".log");
+  if (program->language == ReproLanguage::python) {
+    const std::string python = python_with(backend.rfind("torch", 0) == 0 ? "torch" : "numpy");
+    if (python.empty()) {
+      *skipped = "no python3 here imports the module " + backend + " needs";
+      return {};
+    }
+    const fs::path file = scratch() / (name + "." + backend + ".py");
+    std::ofstream(file) << program->text;
+    Ran r{run_status(python + " '" + file.string() + "'", log), ""};
+    r.output = slurp(log);
+    return r;
+  }
+  const fs::path file = scratch() / (name + "." + backend + ".cpp");
+  const fs::path exe = scratch() / (name + "." + backend);
+  std::ofstream(file) << program->text;
+  std::string build = program->run_command;  // "g++ … FILE -o repro && ./repro"
+  build.replace(build.find("FILE"), 4, "'" + file.string() + "'");
+  build.replace(build.find("-o repro && ./repro"), 19, "-o '" + exe.string() + "' && '" + exe.string() + "'");
+  Ran r{run_status(build, log), ""};
+  r.output = slurp(log);
+  return r;
+}
+
+std::string origin(const Case& c, const std::string& key) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+TEST(Repro, EveryStoredLibraryDivergenceShows) {
+  const auto libraries = repro_backend_names();
+  int ran = 0;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(kSource / "corpus" / "divergences")) {
+    if (entry.path().string().ends_with(".case.json")) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const fs::path& file : files) {
+    auto c = read_case_file(file);
+    ASSERT_TRUE(c.ok()) << file;
+    const std::string backend = origin(*c, "backend");
+    if (std::find(libraries.begin(), libraries.end(), backend) == libraries.end()) continue;
+    std::string skipped;
+    const std::string name = file.filename().string().substr(0, file.filename().string().find(".case.json"));
+    const Ran r = write_and_run(*c, backend, name, &skipped);
+    if (!skipped.empty()) {
+      std::cout << "[ skipped ] " << name << ": " << skipped << "\n";
+      continue;
+    }
+    ++ran;
+    EXPECT_EQ(r.status, 1) << name << " on " << backend << " (recorded " << origin(*c, "verdict") << "):\n" << r.output;
+    EXPECT_NE(r.output.find("DIVERGENCE"), std::string::npos) << r.output;
+  }
+  if (ran == 0) GTEST_SKIP() << "no library backend of corpus/divergences/ is available here";
+}
+
+Case einsum_case(const std::string& pattern, DType dtype, std::vector<Tensor> inputs) {
+  Case c;
+  c.pattern = pattern;
+  c.dtype = dtype;
+  c.inputs = std::move(inputs);
+  return c;
+}
+
+Case reduce_case(const std::string& pattern, const std::string& kind, Tensor input,
+                 std::vector<std::pair<std::string, std::int64_t>> lengths = {}) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = pattern;
+  c.reduction = kind;
+  c.dtype = input.dtype();
+  c.axis_lengths = std::move(lengths);
+  c.inputs = {std::move(input)};
+  return c;
+}
+
+Tensor f64(Shape shape, std::vector<double> v) { return Tensor(std::move(shape), std::move(v)); }
+
+void expect_no_divergence(const Case& c, const std::string& backend, const std::string& name) {
+  std::string skipped;
+  const Ran r = write_and_run(c, backend, name, &skipped);
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+  EXPECT_EQ(r.status, 0) << name << " on " << backend << ":\n" << r.output;
+  EXPECT_EQ(r.output.find("DIVERGENCE"), std::string::npos) << r.output;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The stored divergences' patterns with values the libraries get right.
+TEST(Repro, TorchNonEmptyContractionOfInfIsInf) {
+  expect_no_divergence(einsum_case("i, j ->", DType::f64, {f64({1}, {kInf}), f64({2}, {2, 0.5})}), "torch",
+                       "torch-inf");
+}
+TEST(Repro, TorchPathVariantsOnAThreeOperandChain) {
+  const Case c = einsum_case("a b, b c, c -> a", DType::f64,
+                             {f64({2, 3}, {1, 2, 3, 4, 5, 6}), f64({3, 2}, {0.5, 1, -1, 2, 0.25, 3}), f64({2}, {1, -2})});
+  expect_no_divergence(c, "torch-path-right", "chain");
+  expect_no_divergence(c, "torch-path-outer", "chain");
+}
+TEST(Repro, TorchI32SumWithANonEmptyAxisIsExact) {
+  expect_no_divergence(einsum_case("a, a b -> b", DType::i32,
+                                   {Tensor(Shape{2}, std::vector<std::int32_t>{3, -4}),
+                                    Tensor(Shape{2, 2}, std::vector<std::int32_t>{1, 2, 3, 4})}),
+                       "torch", "torch-i32");
+}
+TEST(Repro, TorchReduceWithGroupsAndPermutation) {
+  std::vector<double> v(12);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i) * 0.75 - 3;
+  expect_no_divergence(reduce_case("(a b) c -> c a", "prod", f64({4, 3}, v), {{"b", 2}}), "torch", "torch-prod");
+}
+TEST(Repro, NumpyDenseEinsumWithValuesIsWithinTheBound) {
+  expect_no_divergence(einsum_case("a, b ->", DType::f64, {f64({2}, {1, 0x1p-60}), f64({1}, {3})}), "numpy",
+                       "numpy-dense");
+}
+TEST(Repro, NumpyRejectsWhatTheSemanticsReject) {
+  expect_no_divergence(einsum_case("a b, b c -> a c", DType::f64, {f64({2, 3}, {1, 2, 3, 4, 5, 6}), f64({4, 1}, {1, 2, 3, 4})}),
+                       "numpy-opt", "numpy-reject");
+}
+TEST(Repro, NumpyMeanComparesExactQuotients) {
+  expect_no_divergence(reduce_case("a b -> b", "mean", f64({3, 2}, {1, 0.1, 2, 0.2, 4, 0.3})), "numpy", "numpy-mean");
+}
+TEST(Repro, NumpyRepeatedLabelOfEqualLengthsIsExact) {
+  expect_no_divergence(einsum_case("_ _ _->_", DType::i64, {Tensor(Shape{1, 1, 1}, std::vector<std::int64_t>{7})}),
+                       "numpy", "numpy-diag");
+}
+TEST(Repro, XtensorMaxWithoutNaNIsTheExtreme) {
+  expect_no_divergence(reduce_case("a b -> b", "max", f64({3, 2}, {1, -kInf, 3, -1, 0.5, -2})), "xtensor", "xt-max");
+}
+TEST(Repro, XtensorEinsumWithADiagonalAndBroadcast) {
+  expect_no_divergence(einsum_case("a a b, b c -> c a", DType::f64,
+                                   {f64({2, 2, 1}, {1, 2, 3, 4}), f64({3, 2}, {0.5, -1, 2, 0.25, 8, -3})}),
+                       "xtensor", "xt-einsum");
+}
+
+TEST(Repro, EigenChainWithBroadcastPrivateLabelAndBatch) {
+  std::vector<double> a(24), b(6);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<double>(i % 7) - 3;
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = 0.5 * static_cast<double>(i) - 1;
+  expect_no_divergence(einsum_case("b i j x, b j k, k -> i b", DType::f64, {f64({2, 2, 3, 2}, a), f64({1, 3, 2}, b),
+                                                                           f64({2}, {1, -0.25})}),
+                       "eigen", "eigen-chain");
+}
+TEST(Repro, EigenMeanOverTheOuterAxis) {
+  expect_no_divergence(reduce_case("a b -> b", "mean", Tensor(Shape{3, 2}, std::vector<float>{1, 0.1f, 2, 0.2f, 4, 0.3f})),
+                       "eigen", "eigen-mean");
+}
+
+TEST(Repro, RefusesWhatIsNotALibraryCall) {
+  Capabilities caps;
+  const Case empty = einsum_case("i, j ->", DType::f64, {f64({1}, {kInf}), f64({0}, {})});
+  EXPECT_FALSE(make_repro(empty, "xtensor", caps, {}).ok());  // the adapter returns +0 itself
+  EXPECT_FALSE(make_repro(empty, "fused", caps, {}).ok());
+  // A diagonal is `unsupported` by the eigen adapter: no Eigen call.
+  EXPECT_FALSE(make_repro(einsum_case("a a -> a", DType::f64, {f64({2, 2}, {1, 2, 3, 4})}), "eigen", caps, {}).ok());
+  caps.semantics = Semantics::ordered;
+  EXPECT_FALSE(make_repro(empty, "numpy", caps, {}).ok());
+}
+
+// Generated cases on numpy: the program's exit status is einfuzz's verdict (failure or not).
+TEST(Repro, NumpyProgramsAgreeWithTheVerdictOnGeneratedCases) {
+  const std::vector<std::string> specs = {"numpy"};
+  auto owned = make_backends(specs, RunOptions{}, {});
+  if (!owned || owned->size() != 1) GTEST_SKIP() << "numpy is not available";
+  Backend* one[] = {owned->front().get()};
+  GenOptions options;
+  options.max_global = 64;
+  options.max_operands = 3;
+  int compared = 0;
+  for (std::uint64_t seed = 1; compared < 12 && seed < 200; ++seed) {
+    SeededChoices choices(seed);
+    Case c = generate_case(choices, options);
+    const CaseOutcome outcome = run_case(c, one, RunOptions{});
+    if (outcome.skipped || outcome.backends.empty()) continue;
+    const VerdictKind kind = outcome.backends[0].verdict.kind;
+    if (kind == VerdictKind::unsupported || kind == VerdictKind::crash || kind == VerdictKind::timeout) continue;
+    if (!make_repro(c, "numpy", owned->front()->capabilities(), {}).ok()) continue;
+    std::string skipped;
+    const Ran r = write_and_run(c, "numpy", "gen" + std::to_string(seed), &skipped);
+    if (!skipped.empty()) GTEST_SKIP() << skipped;
+    ++compared;
+    EXPECT_EQ(r.status, is_failure(kind) ? 1 : 0)
+        << "seed " << seed << ", einfuzz verdict " << outcome.backends[0].verdict.label() << "\n" << write_case(c)
+        << r.output;
+  }
+  EXPECT_GE(compared, 6);
+}
+
+}  // namespace
+}  // namespace einfuzz
