@@ -319,7 +319,9 @@ ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t
   const T r = actual.values<T>()[static_cast<std::size_t>(i)];
   if (std::isfinite(r) && t->value_class == ValueClass::finite && !t->nan_input) {
     const Dyadic diff = distance(*t, r);  // |r − s|·divisor
-    const T mag = std::fabs(expected.values<T>()[static_cast<std::size_t>(i)]);
+    // ŝ* of a finite class can round to ±Inf (|s| near Ω): measure ulps at the largest finite then.
+    const T rounded_mag = std::fabs(expected.values<T>()[static_cast<std::size_t>(i)]);
+    const T mag = std::isfinite(rounded_mag) ? rounded_mag : std::numeric_limits<T>::max();
     const T ulp = mag == std::numeric_limits<T>::max() ? mag - std::nextafter(mag, T(0))
                                                        : std::nextafter(mag, std::numeric_limits<T>::infinity()) - mag;
     e.ulps = ratio(diff, Dyadic::of(ulp) * Dyadic(t->divisor, 0));

@@ -1,6 +1,8 @@
 // Exact dyadic arithmetic and correctly rounded conversion to binary32/binary64.
 #include "einfuzz/reference/exact.hpp"
 
+#include "einfuzz/core/harness_bug.hpp"
+
 #include <cmath>
 #include <limits>
 
@@ -9,6 +11,7 @@ namespace einfuzz::reference {
 template <class T>
 Dyadic Dyadic::of(T finite) {
   if (finite == 0) return Dyadic();
+  if (!std::isfinite(finite)) harness_bug("Dyadic::of called on a NaN or an infinity");
   int exp = 0;
   const T fraction = std::frexp(finite, &exp);  // finite = fraction · 2^exp, 0.5 <= |fraction| < 1
   constexpr int digits = std::numeric_limits<T>::digits;

@@ -290,6 +290,19 @@ TEST(OracleEvidence, ValueMismatchPrintsTheExactValueAndTheBoundExactly) {
   EXPECT_TRUE(vm.first->bound_text.find(" / 3 (") != std::string::npos) << vm.first->bound_text;
 }
 
+// A finite class whose multiset value rounds to +Inf (Ω + ulp(Ω)/2 is a tie that rounds up): the
+// distance in ulps is measured at Ω, never from an infinite ŝ* (that computed a NaN ulp and fed it
+// to the exact arithmetic: undefined behaviour, found by UBSan in accepted_set_test).
+TEST(OracleEvidence, AMismatchWhoseMultisetValueRoundsToInfMeasuresUlpsAtOmega) {
+  const Case c = einsum_case("i ->", DType::f32, {{{2}, "0x1.fffffep+127, 0x1p+103"}});
+  ASSERT_TRUE(std::isinf(einsum_truth(c).rounded.values<float>()[0]));
+  const Verdict v = run_fixed<float>(c, {}, {0.0f}, true);
+  ASSERT_EQ(v.kind, VerdictKind::mismatch_value) << v.label();
+  ASSERT_TRUE(v.first.has_value());
+  EXPECT_TRUE(std::isfinite(v.first->ulps)) << v.first->ulps;
+  EXPECT_GT(v.first->ulps, 1.0);
+}
+
 TEST(OracleEvidence, IgnoreProfilePrintsTheValueItRequires) {
   for (const char* kind : {"min", "max"}) {
     const Case c = reduce_case("i ->", kind, Tensor(Shape{3}, std::vector<double>{kNaN, 1.0, 2.0}));
