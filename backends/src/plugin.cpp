@@ -11,6 +11,7 @@
 
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/text.hpp"
 #include "einfuzz/plugin.h"
 
 namespace einfuzz {
@@ -80,8 +81,9 @@ struct HostState {
 
   static void set_message(void* context, const char* code, const char* message) {
     auto* self = static_cast<HostState*>(context);
-    self->code = code ? std::string(code).substr(0, 200) : std::string();
-    self->message = message ? std::string(message).substr(0, 2000) : std::string();
+    // Cut at character boundaries and escaped: the text is printed and reported as it stands.
+    self->code = code ? backend_text(code, 200) : std::string();
+    self->message = message ? backend_text(message, 2000) : std::string();
   }
 };
 
@@ -89,7 +91,7 @@ class PluginBackend final : public Backend {
  public:
   PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table)
       : options_(options), handle_(handle), table_(table) {
-    name_ = options.name.empty() ? "plugin:" + options.path : options.name;
+    name_ = escape_control(options.name.empty() ? "plugin:" + options.path : options.name);
     caps_.ops.clear();
     for (const auto& o : string_list(table->ops, {"einsum"})) {
       if (o == "einsum") caps_.ops.push_back(Op::einsum);
@@ -108,7 +110,9 @@ class PluginBackend final : public Backend {
     caps_.nan_profile = nan == "ignore" ? NanProfile::ignore : nan == "ordered" ? NanProfile::ordered : NanProfile::propagate;
     caps_.factoring = table->factoring != 0;
     caps_.strided_inputs = table->strided_inputs != 0;
-    caps_.version = std::string(table->name ? table->name : "?") + (table->version ? std::string(" ") + table->version : "");
+    caps_.version = backend_text(std::string(table->name ? table->name : "?") +
+                                     (table->version ? std::string(" ") + table->version : ""),
+                                 200);
   }
   ~PluginBackend() override { ::dlclose(handle_); }
 

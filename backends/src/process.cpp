@@ -14,6 +14,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <dirent.h>
+#include <fstream>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +30,7 @@
 
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/core/text.hpp"
 
 extern char** environ;
 
@@ -42,6 +46,58 @@ constexpr std::string_view kProtocol = "einfuzz-backend/1";
 constexpr int kMaxJsonDepth = 32;
 /// How long an exiting process may take to finish before it is killed (for its exit status).
 constexpr std::chrono::milliseconds kExitGrace{1000};
+
+/// The signal a SIGINT/SIGTERM handler passed to request_stop (0: none).
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "read and written from a signal handler");
+
+/// The process groups of the running backend processes, for kill_backend_process_groups (a
+/// signal handler): fixed slots of lock-free atomics, 0 = free.
+constexpr std::size_t kGroupSlots = 256;
+std::atomic<pid_t> g_groups[kGroupSlots];
+static_assert(std::atomic<pid_t>::is_always_lock_free, "read from a signal handler");
+
+void register_group(pid_t group) {
+  for (auto& slot : g_groups) {
+    pid_t free = 0;
+    if (slot.compare_exchange_strong(free, group)) return;
+  }
+}
+
+void unregister_group(pid_t group) {
+  for (auto& slot : g_groups) {
+    pid_t mine = group;
+    if (slot.compare_exchange_strong(mine, 0)) return;
+  }
+}
+
+/// Tells each started backend process (and what it starts) apart: EINFUZZ_BACKEND_TOKEN in its
+/// environment, inherited by every descendant that does not clear its environment.
+std::atomic<std::uint64_t> g_token_serial{0};
+
+/// SIGKILLs every process of this user whose initial environment holds `token`, except this one:
+/// the descendants that left the backend's process group (setsid, setpgid) and so escape a group
+/// kill, also after their parent exited and they were reparented to init.
+void kill_token_holders(const std::string& token) {
+  if (token.empty()) return;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return;
+  const std::string needle = token + '\0';
+  const pid_t self = ::getpid();
+  while (const dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    const long pid = std::strtol(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0' || pid <= 0 || pid == self) continue;
+    std::ifstream env(std::string("/proc/") + e->d_name + "/environ", std::ios::binary);
+    if (!env) continue;  // gone, or another user's
+    std::string text((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+    text += '\0';
+    if (text.find('\0' + needle) != std::string::npos || text.rfind(needle, 0) == 0) {
+      ::kill(static_cast<pid_t>(pid), SIGKILL);
+    }
+  }
+  ::closedir(proc);
+}
 
 std::string seconds_text(double s) {
   char buf[32];
@@ -306,6 +362,7 @@ struct ProcessBackend::Impl {
   int starts = 0;
 
   pid_t pid = -1;
+  std::string token;  // EINFUZZ_BACKEND_TOKEN=… of the running process (kill_token_holders)
   int in_fd = -1;   // our end of the backend's stdin (a socket, so writes never raise SIGPIPE)
   int out_fd = -1;  // the backend's stdout
   int err_fd = -1;  // the backend's stderr
@@ -337,7 +394,9 @@ struct ProcessBackend::Impl {
       ::kill(pid, SIGKILL);
       while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
       }
+      unregister_group(pid);
     }
+    kill_token_holders(token);
     pid = -1;
     close_fds();
     return status;
@@ -393,6 +452,8 @@ struct ProcessBackend::Impl {
       // The shell is reaped but what it started may live on in the group (Linux keeps a group's
       // id reserved while it has members, so this cannot hit an unrelated process).
       ::kill(-group, SIGKILL);
+      unregister_group(group);
+      kill_token_holders(token);
       close_fds();
     }
     return Fault{FaultKind::crash, what + "; the process " + ended + err_ring.tail(options.stderr_lines)};
@@ -447,7 +508,15 @@ struct ProcessBackend::Impl {
     std::string command = options.command;
     char* argv[] = {sh.data(), dash_c.data(), command.data(), nullptr};
     pid_t child = -1;
-    const int rc = ::posix_spawn(&child, "/bin/sh", &actions, &attr, argv, environ);
+    // The environment plus this process's token, so descendants that leave the group can be found.
+    token = "EINFUZZ_BACKEND_TOKEN=" + std::to_string(::getpid()) + "." + std::to_string(++g_token_serial);
+    std::vector<char*> env;
+    for (char** e = environ; *e != nullptr; ++e) {
+      if (std::strncmp(*e, "EINFUZZ_BACKEND_TOKEN=", 22) != 0) env.push_back(*e);
+    }
+    env.push_back(token.data());
+    env.push_back(nullptr);
+    const int rc = ::posix_spawn(&child, "/bin/sh", &actions, &attr, argv, env.data());
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     ::close(in_pair[1]);
@@ -460,6 +529,7 @@ struct ProcessBackend::Impl {
       return Fault{FaultKind::crash, "cannot start /bin/sh -c '" + printable(options.command) + "': " + std::strerror(rc)};
     }
     pid = child;
+    register_group(child);
     in_fd = in_pair[0];
     out_fd = out_pipe[0];
     err_fd = err_pipe[0];
@@ -472,7 +542,11 @@ struct ProcessBackend::Impl {
   }
 
   /// Starts the process and exchanges the hello; the fault (and no process) when either fails.
+  /// The first start (on construction) may take hello_timeout_seconds; a restart happens inside a
+  /// case, so its hello gets no more than the case's timeout.
   std::optional<Fault> start() {
+    const double hello_timeout =
+        starts == 0 ? options.hello_timeout_seconds : std::min(options.hello_timeout_seconds, options.timeout_seconds);
     if (starts++ > 0) ++restarts;
     first_id = next_id;
     if (auto f = spawn()) {
@@ -480,7 +554,7 @@ struct ProcessBackend::Impl {
       return f;
     }
     const std::string hello = "{\"protocol\":" + json_quote(kProtocol) + ",\"hello\":true}\n";
-    auto line = exchange_line(hello, options.hello_timeout_seconds, "hello");
+    auto line = exchange_line(hello, hello_timeout, "hello");
     if (auto* f = std::get_if<Fault>(&line)) {
       f->evidence = "hello failed: " + f->evidence;
       start_failure = *f;
@@ -586,6 +660,10 @@ struct ProcessBackend::Impl {
       }
 
       const auto now = Clock::now();
+      if (const int sig = stop_requested()) {
+        // The run is being stopped (SIGINT/SIGTERM): give up now; the caller discards this case.
+        return timeout_fault("interrupted by signal " + signal_text(sig) + " while waiting for the " + what + " response");
+      }
       if (now >= deadline) {
         if (in.payload) return protocol_fault(timeout_text() + ", then silence");
         return timeout_fault(timeout_text());
@@ -598,7 +676,8 @@ struct ProcessBackend::Impl {
       if (err_fd >= 0) fds[n++] = {err_fd, POLLIN, 0};
       const nfds_t write_slot = n;
       if (want_write) fds[n++] = {in_fd, POLLOUT, 0};
-      const int r = ::poll(fds, n, static_cast<int>(std::min<long long>(wait_ms, 1000)));
+      // Short slices, so a stop request is seen within 100 ms.
+      const int r = ::poll(fds, n, static_cast<int>(std::min<long long>(wait_ms, 100)));
       if (r < 0 && errno != EINTR) return crash_fault(std::string("poll failed: ") + std::strerror(errno));
       if (r <= 0) continue;
       if (err_fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) drain_stderr();
@@ -771,7 +850,7 @@ struct ProcessBackend::Impl {
       if (!it->is_boolean()) return bad(std::string("\"") + key + "\" must be true or false");
       *field = it->get<bool>();
     }
-    c.version = backend_name + (version.empty() ? "" : " " + version);
+    c.version = backend_text(backend_name + (version.empty() ? "" : " " + version), 200);
     // The first hello fixes the capabilities; a restarted process is held to them.
     if (!hello_done) {
       caps = std::move(c);
@@ -841,6 +920,8 @@ struct ProcessBackend::Impl {
   }
 
   BackendResult run(const Case& c) {
+    // A stopping run starts nothing new (no restart, no request): it only waits for its workers.
+    if (const int sig = stop_requested()) return Fault{FaultKind::timeout, "interrupted by signal " + signal_text(sig)};
     if (auto why = not_describable(c)) return Unsupported{*why};
     if (pid <= 0) {
       if (auto f = start()) return *f;
@@ -911,10 +992,11 @@ struct ProcessBackend::Impl {
       const std::string status = st->get<std::string>();
       std::string message;
       if (const auto m = j.find("message"); m != j.end() && m->is_string()) message = m->get<std::string>();
-      if (message.size() > 2000) message = message.substr(0, 2000) + "...";
+      // Cut at a character boundary, control characters escaped: it is printed and reported as is.
+      message = backend_text(message, 2000);
       if (status == "error") {
         std::string code;
-        if (const auto cd = j.find("code"); cd != j.end() && cd->is_string()) code = cd->get<std::string>();
+        if (const auto cd = j.find("code"); cd != j.end() && cd->is_string()) code = backend_text(cd->get<std::string>(), 200);
         answer = Rejected{code, message};
         return std::nullopt;
       }
@@ -970,6 +1052,8 @@ ProcessBackend::~ProcessBackend() {
   while (Clock::now() < until) {
     int status = 0;
     if (::waitpid(p.pid, &status, WNOHANG) == p.pid) {
+      ::kill(-p.pid, SIGKILL);  // what it left in its group
+      unregister_group(p.pid);
       p.pid = -1;
       break;
     }
@@ -981,6 +1065,16 @@ ProcessBackend::~ProcessBackend() {
   }
   p.kill_process();
 }
+
+void kill_backend_process_groups() noexcept {
+  for (auto& slot : g_groups) {
+    if (const pid_t group = slot.load(); group > 0) ::kill(-group, SIGKILL);
+  }
+}
+
+void request_stop(int signal) noexcept { g_stop_signal.store(signal == 0 ? SIGTERM : signal); }
+int stop_requested() noexcept { return g_stop_signal.load(); }
+void clear_stop_request() noexcept { g_stop_signal.store(0); }
 
 std::string_view ProcessBackend::name() const { return impl_->name; }
 const Capabilities& ProcessBackend::capabilities() const { return impl_->caps; }

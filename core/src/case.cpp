@@ -18,6 +18,7 @@
 #include <set>
 #include <system_error>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 namespace einfuzz {
@@ -322,25 +323,59 @@ std::string write_case_text(const Case& c, bool with_origin) {
 /// SAX handler: builds the DOM and records what a std::map DOM loses — the file order and
 /// duplicates of `axis_lengths` and `origin` members (duplicate axis lengths are kept for the
 /// checker's `duplicateAxisLength`) — and the first duplicate key anywhere else that matters.
+/// The strings of one `inputs[i].values` array, packed end to end: about 4 bytes per value beyond
+/// the text, where a JSON DOM takes some 90 (a node, a string object and its heap buffer each). A
+/// case file near the size limit thus takes about three times its size to read, not ten.
+struct PackedStrings {
+  std::string bytes;
+  std::vector<std::uint32_t> ends;  // ends[k]: one past string k in `bytes` (a case file is < 4 GiB)
+  std::size_t size() const { return ends.size(); }
+  std::string_view operator[](std::size_t k) const {
+    const std::size_t begin = k == 0 ? 0 : ends[k - 1];
+    return std::string_view(bytes).substr(begin, ends[k] - begin);
+  }
+};
+
 class CaseSax {
  public:
   using Members = std::vector<std::pair<std::string, Json>>;
 
   explicit CaseSax(Json& root) : dom_(root, /*allow_exceptions_=*/false) {}
 
-  bool null() { return on_value(Json(nullptr)) && dom_.null(); }
-  bool boolean(bool v) { return on_value(Json(v)) && dom_.boolean(v); }
-  bool number_integer(Json::number_integer_t v) { return on_value(Json(v)) && dom_.number_integer(v); }
-  bool number_unsigned(Json::number_unsigned_t v) { return on_value(Json(v)) && dom_.number_unsigned(v); }
-  bool number_float(Json::number_float_t v, const Json::string_t& s) {
-    return on_value(Json(v)) && dom_.number_float(v, s);
+  bool null() { return unpack() && on_value(Json(nullptr)) && dom_.null(); }
+  bool boolean(bool v) { return unpack() && on_value(Json(v)) && dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return unpack() && on_value(Json(v)) && dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) {
+    return unpack() && on_value(Json(v)) && dom_.number_unsigned(v);
   }
-  bool string(Json::string_t& v) { return on_value(Json(v)) && dom_.string(v); }
-  bool binary(Json::binary_t& v) { return on_value(Json(nullptr)) && dom_.binary(v); }
-  bool start_object(std::size_t n) { return on_container(true) && dom_.start_object(n); }
-  bool start_array(std::size_t n) { return on_container(false) && dom_.start_array(n); }
+  bool number_float(Json::number_float_t v, const Json::string_t& s) {
+    return unpack() && on_value(Json(v)) && dom_.number_float(v, s);
+  }
+  bool string(Json::string_t& v) {
+    if (packing_ && depth_ == 4) {
+      packing_->bytes += v;
+      packing_->ends.push_back(static_cast<std::uint32_t>(packing_->bytes.size()));
+      return true;
+    }
+    return on_value(Json(v)) && dom_.string(v);
+  }
+  bool binary(Json::binary_t& v) { return unpack() && on_value(Json(nullptr)) && dom_.binary(v); }
+  bool start_object(std::size_t n) { return unpack() && on_container(true) && dom_.start_object(n); }
+  bool start_array(std::size_t n) {
+    if (!unpack() || !on_container(false) || !dom_.start_array(n)) return false;
+    if (depth_ == 4 && where_ == Where::inputs && input_key_ == "values") {
+      // inputs[i].values: strings go to packed_[i] (an empty array in the DOM) until anything
+      // else appears, which unpack() hands to the DOM in order, as if never packed.
+      packed_.resize(static_cast<std::size_t>(std::max<std::int64_t>(input_count_, 1)));
+      packing_ = &packed_.back().emplace();
+    }
+    return true;
+  }
   bool end_object() { return on_end() && dom_.end_object(); }
-  bool end_array() { return on_end() && dom_.end_array(); }
+  bool end_array() {
+    if (packing_ && depth_ == 4) packing_ = nullptr;  // the packed array is complete
+    return on_end() && dom_.end_array();
+  }
   bool key(Json::string_t& k) {
     on_key(k);
     return dom_.key(k);
@@ -355,10 +390,25 @@ class CaseSax {
   const std::vector<std::string>& top_keys() const { return top_order_; }
   const Members& axis_members() const { return axis_members_; }
   const Members& origin_members() const { return origin_members_; }
+  /// Per input (by index), its `values` strings when they were packed (the DOM array is empty then).
+  std::vector<std::optional<PackedStrings>>& packed() { return packed_; }
 
  private:
   /// What the level-1 container (a top-level member's value) being parsed is.
   enum class Where { other, axis_lengths, origin, expect, inputs };
+
+  /// A `values` element that is not a string: give the DOM the strings packed so far, then this.
+  bool unpack() {
+    if (!packing_ || depth_ != 4) return true;
+    PackedStrings strings = std::move(*packing_);
+    packing_ = nullptr;
+    packed_.back().reset();
+    for (std::size_t k = 0; k < strings.size(); ++k) {
+      Json::string_t v(strings[k]);
+      if (!dom_.string(v)) return false;
+    }
+    return true;
+  }
 
   // Primitive values and container starts sit at level depth_ (1 = a top-level member's value).
   bool on_value(Json v) {
@@ -402,6 +452,7 @@ class CaseSax {
       if (!member_keys_.insert(k).second)
         note_duplicate(k, where_ == Where::origin ? "in origin" : "in expect");
     } else if (depth_ == 3 && where_ == Where::inputs) {
+      input_key_ = k;
       if (!member_keys_.insert(k).second)
         note_duplicate(k, "in inputs[" + std::to_string(input_count_ - 1) + "]");
     }
@@ -417,6 +468,9 @@ class CaseSax {
   std::string top_key_;         // the last top-level key
   std::string pending_key_;     // the last key of a level-1 object
   std::int64_t input_count_ = 0;
+  std::string input_key_;               // the last key of an inputs[i] object
+  std::vector<std::optional<PackedStrings>> packed_;
+  PackedStrings* packing_ = nullptr;   // the values array being packed, if any
   std::set<std::string> top_keys_;
   std::vector<std::string> top_order_;
   std::set<std::string> member_keys_;  // keys of the current origin / expect / inputs[i] object
@@ -477,10 +531,16 @@ class Reader {
 
   Result<Shape> read_shape(const Json& j, const std::string& field) const;
   Result<Tensor> read_input(const Json& j, DType dtype, const std::string& field,
-                            std::optional<InputLayout>& layout) const;
+                            std::optional<InputLayout>& layout, std::size_t index) const;
   Result<InputLayout> read_layout(const Json& j, DType dtype, const std::string& field) const;
   template <class T>
   Result<Tensor> read_values(const Json& values, Shape shape, DType dtype, const std::string& field) const;
+  template <class T>
+  Result<Tensor> read_packed_values(const PackedStrings& values, Shape shape, DType dtype,
+                                    const std::string& field) const;
+
+  /// The SAX pass's packed `values` strings, per input (CaseSax::packed); freed as they are read.
+  std::vector<std::optional<PackedStrings>>* packed_ = nullptr;
 
   std::string file_;
   const Limits& limits_;
@@ -510,6 +570,29 @@ Result<Shape> Reader::read_shape(const Json& j, const std::string& field) const 
     }
   }
   return shape;
+}
+
+template <class T>
+Result<Tensor> Reader::read_packed_values(const PackedStrings& values, Shape shape, DType dtype,
+                                          const std::string& field) const {
+  std::vector<T> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const std::string_view s = values[i];
+    // Errors only: describe() the value as read_values would have seen it.
+    const auto at = [&] { return field + "[" + std::to_string(i) + "]"; };
+    if constexpr (std::is_same_v<T, Bool8>) {
+      return fail(at(), "a bool must be JSON true or false, got " + describe(Json(std::string(s))));
+    } else {
+      std::string why;
+      if constexpr (std::is_floating_point_v<T>) {
+        why = parse_float(s, out[i]);
+      } else {
+        why = parse_integer(s, out[i], dtype_name(dtype));
+      }
+      if (!why.empty()) return fail(at(), describe(Json(std::string(s))) + " is " + why);
+    }
+  }
+  return Tensor(std::move(shape), std::move(out));
 }
 
 template <class T>
@@ -586,7 +669,7 @@ Result<InputLayout> Reader::read_layout(const Json& j, DType dtype, const std::s
 }
 
 Result<Tensor> Reader::read_input(const Json& j, DType dtype, const std::string& field,
-                                  std::optional<InputLayout>& layout) const {
+                                  std::optional<InputLayout>& layout, std::size_t index) const {
   if (!j.is_object())
     return fail(field, "must be an object {\"shape\": [...], \"values\": [...]}, got " + describe(j));
   for (const auto& [k, v] : j.items()) {
@@ -605,13 +688,18 @@ Result<Tensor> Reader::read_input(const Json& j, DType dtype, const std::string&
   const Json& values = j["values"];
   const std::string values_field = field + ".values";
   if (!values.is_array()) return fail(values_field, "must be an array, got " + describe(values));
-  if (static_cast<std::uint64_t>(*count) != values.size()) {
+  std::optional<PackedStrings> packed;
+  if (packed_ && index < packed_->size() && (*packed_)[index]) packed = std::exchange((*packed_)[index], std::nullopt);
+  const std::size_t found = packed ? packed->size() : values.size();
+  if (static_cast<std::uint64_t>(*count) != found) {
     return fail(values_field, "shape " + format_shape(*shape) + " needs " + std::to_string(*count) +
-                                  " values, found " + std::to_string(values.size()));
+                                  " values, found " + std::to_string(found));
   }
   auto tensor = visit_dtype(dtype, [&](auto tag) {
+    if (packed) return read_packed_values<decltype(tag)>(*packed, std::move(*shape), dtype, values_field);
     return read_values<decltype(tag)>(values, std::move(*shape), dtype, values_field);
   });
+  packed.reset();
   if (!tensor || !j.contains("layout")) return tensor;
   auto parsed = read_layout(j["layout"], dtype, field + ".layout");
   if (!parsed) return std::move(parsed).error();
@@ -627,6 +715,7 @@ Result<Case> Reader::read(std::string_view text) {
   Json root;
   CaseSax sax(root);
   const bool parsed = Json::sax_parse(text.begin(), text.end(), &sax);
+  packed_ = &sax.packed();
   if (!parsed || !sax.syntax_error().empty()) {
     std::string why = sax.syntax_error();
     if (const auto pos = why.find("] "); why.rfind("[json.exception", 0) == 0 && pos != std::string::npos) {
@@ -709,7 +798,7 @@ Result<Case> Reader::read(std::string_view text) {
   bool any_layout = false;
   for (std::size_t i = 0; i < inputs->size(); ++i) {
     std::optional<InputLayout> layout;
-    auto t = read_input((*inputs)[i], c.dtype, "inputs[" + std::to_string(i) + "]", layout);
+    auto t = read_input((*inputs)[i], c.dtype, "inputs[" + std::to_string(i) + "]", layout, i);
     if (!t) return std::move(t).error();
     c.inputs.push_back(std::move(*t));
     any_layout = any_layout || layout.has_value();
@@ -747,6 +836,29 @@ Result<Case> Reader::read(std::string_view text) {
     }
   }
   return c;
+}
+
+}  // namespace
+
+namespace {
+
+/// The first logical element (row-major) before `limit` that the layout maps to storage `slot`:
+/// only for the diagnostic of an aliasing conflict, so a second walk costs nothing otherwise.
+std::int64_t first_writer(const Shape& shape, const InputLayout& layout, std::size_t slot, std::int64_t limit) {
+  std::vector<std::int64_t> coords(shape.size(), 0);
+  std::int64_t pos = layout.offset;
+  for (std::int64_t i = 0; i < limit; ++i) {
+    if (static_cast<std::size_t>(pos) == slot) return i;
+    for (std::size_t d = shape.size(); d-- > 0;) {
+      if (++coords[d] < shape[d]) {
+        pos += layout.strides[d];
+        break;
+      }
+      pos -= (shape[d] - 1) * layout.strides[d];
+      coords[d] = 0;
+    }
+  }
+  return -1;
 }
 
 }  // namespace
@@ -790,19 +902,21 @@ Result<Tensor> layout_storage(const Tensor& logical, const InputLayout& layout, 
     using T = decltype(tag);
     const T fill = layout.fill ? layout.fill->values<T>()[0] : T{};
     std::vector<T> storage(static_cast<std::size_t>(layout.storage), fill);
-    std::vector<std::int64_t> writer(storage.size(), -1);  // which logical element wrote each slot
+    // One bit per slot (not an int64: that took 8 bytes more per storage element than the storage):
+    // which slots a logical element wrote; a second writer is searched for only on a conflict.
+    std::vector<bool> written(storage.size(), false);
     const std::span<const T> values = logical.values<T>();
     std::vector<std::int64_t> coords(shape.size(), 0);
     std::int64_t pos = layout.offset;
     for (std::int64_t i = 0; i < n; ++i) {
       const auto slot = static_cast<std::size_t>(pos);
       const auto value = static_cast<std::size_t>(i);
-      if (writer[slot] >= 0 && std::memcmp(&storage[slot], &values[value], sizeof(T)) != 0) {
-        return bad("logical elements " + std::to_string(writer[slot]) + " and " + std::to_string(i) +
-                   " share storage index " + std::to_string(pos) + " but hold different values");
+      if (written[slot] && std::memcmp(&storage[slot], &values[value], sizeof(T)) != 0) {
+        return bad("logical elements " + std::to_string(first_writer(shape, layout, slot, i)) + " and " +
+                   std::to_string(i) + " share storage index " + std::to_string(pos) + " but hold different values");
       }
       storage[slot] = values[value];
-      writer[slot] = i;
+      written[slot] = true;
       // Row-major odometer over the logical coordinates, moving the storage index along.
       for (std::size_t d = shape.size(); d-- > 0;) {
         if (++coords[d] < shape[d]) {

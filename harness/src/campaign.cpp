@@ -18,6 +18,8 @@
 
 #include "einfuzz/harness/group.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 
 namespace einfuzz {
@@ -61,6 +63,7 @@ class Shared {
   std::atomic<std::uint64_t> skipped{0};
   std::atomic<std::uint64_t> unconfirmed{0};
   std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> store_failures{0};  ///< findings whose case file could not be written
 
   /// What a worker does with a failure of pre-shrink signature `pre`.
   enum class Claim { shrink, counted, unshrunk };
@@ -167,12 +170,21 @@ class Shared {
     std::filesystem::create_directories(options_.corpus, ec);
     if (ec) {
       f.store_error = "cannot create " + options_.corpus.string() + ": " + ec.message();
+      ++store_failures;
       return;
     }
-    if (std::filesystem::exists(f.file, ec)) return;  // the same case found earlier: keep its origin
-    std::ofstream out(f.file, std::ios::binary);
-    out << write_case(f.shrunk);
-    if (!out) f.store_error = "cannot write " + f.file.string();
+    // Complete or absent (a full disk must not leave a truncated file that blocks the finding).
+    const std::string text = write_case(f.shrunk);
+    std::string error = write_file_atomically(f.file.string(), text, /*no_replace=*/true);
+    if (!error.empty() && std::filesystem::exists(f.file, ec)) {
+      if (read_case_file(f.file, options_.run.limits)) return;  // the same case found earlier: keep its origin
+      // A damaged file of that name (e.g. cut short by an older build on a full disk): replace it.
+      error = write_file_atomically(f.file.string(), text);
+    }
+    if (!error.empty()) {
+      f.store_error = error;
+      ++store_failures;
+    }
   }
 
   const CampaignOptions& options_;
@@ -204,7 +216,7 @@ class Shared {
 /// are the campaign's other backends of the same family: each that reproduces the group is listed.
 std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index, std::size_t backend_index,
                                       std::span<Backend* const> all, const Verdict& verdict, Shared& shared,
-                                      double max_seconds) {
+                                      double max_seconds, Clock::time_point deadline) {
   const CampaignOptions& o = shared.options();
   Backend& backend = *all[backend_index];
   Finding f;
@@ -215,6 +227,17 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
   f.original_verdict = verdict.label();
   ShrinkOptions shrink = o.shrink;
   if (max_seconds > 0) shrink.max_seconds = max_seconds;
+  if (!o.cases && verdict.kind == VerdictKind::timeout) {
+    // A hung backend spends a whole timeout on each candidate and on the confirming re-run: shrink
+    // only while one timeout is left before the deadline, so it costs at most one timeout past it.
+    const double room =
+        std::chrono::duration<double>(deadline - Clock::now()).count() - o.backend_options.timeout_seconds;
+    if (room > 0) {
+      shrink.max_seconds = shrink.max_seconds > 0 ? std::min(shrink.max_seconds, room) : room;
+    } else {
+      shrink.max_attempts = 0;
+    }
+  }
   const ShrinkResult shrunk = shrink_case(generated, backend, verdict.kind, o.run, shrink);
   f.shrunk = shrunk.shrunk;
   f.shrink_steps = shrunk.steps;
@@ -284,11 +307,12 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
   std::vector<std::unique_ptr<Backend>> fresh;
   std::vector<CaseRecord> records;
   for (std::uint64_t i = worker;; i += o.jobs) {
-    if (shared.stop) break;
+    if (shared.stop || stop_requested()) break;
     if (o.cases ? i >= *o.cases : Clock::now() >= deadline) break;
     SeededChoices choices(Rng::mix(o.seed, i));
     const Case c = generate_case(choices, o.gen);
     const CaseOutcome outcome = run_case(c, backends, o.run);
+    if (stop_requested()) break;  // cut short by SIGINT/SIGTERM: its verdicts mean nothing
     if (outcome.skipped) ++shared.skipped;
     const std::string reference =
         outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code)) : std::string("accepts");
@@ -300,6 +324,10 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
       if (o.record_verdicts) record.labels.push_back(v.label());
       if (!is_failure(v.kind)) continue;
       ++shared.failures;
+      if (!o.cases && v.kind == VerdictKind::timeout && Clock::now() >= deadline) {
+        ++shared.unshrunk;  // its confirming re-run would be a second timeout past the budget
+        continue;
+      }
       const std::string pre =
           pre_shrink_signature(c, backend_family(outcome.backends[b].backend), v.label(), reference);
       const Shared::Claim claim = shared.claim(pre);
@@ -318,7 +346,8 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
           continue;
         }
       }
-      auto f = shrink_finding(c, i, b, backends, v, shared, max_seconds);
+      auto f = shrink_finding(c, i, b, backends, v, shared, max_seconds, deadline);
+      if (stop_requested()) break;  // the shrink was cut short: nothing trustworthy to store
       if (f && !f->known && !shared.has_group(f->signature) && !reproduces_fresh(*f, b, factory, fresh, o.run)) {
         f.reset();
       }
@@ -520,6 +549,8 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.unconfirmed = shared.unconfirmed;
   result.known_loaded = known_loaded;
   result.known_errors = std::move(known_errors);
+  result.store_failures = shared.store_failures;
+  result.stopped_by_signal = stop_requested();
   for (std::size_t b = 0; b < names.size(); ++b) {
     std::array<std::uint64_t, kVerdictKinds> row{};
     for (std::size_t k = 0; k < kVerdictKinds; ++k) row[k] = shared.count(b, static_cast<VerdictKind>(k));

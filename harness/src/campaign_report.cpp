@@ -8,6 +8,8 @@
 
 #include "einfuzz/harness/campaign.hpp"
 
+#include "einfuzz/core/text.hpp"
+
 namespace einfuzz {
 namespace {
 
@@ -24,7 +26,8 @@ std::string pad(std::string s, std::size_t width) {
 
 }  // namespace
 
-std::string xml_escape(std::string_view s) {
+std::string xml_escape(std::string_view text) {
+  const std::string s = valid_utf8(text);  // XML is UTF-8 here: a stray byte would end the parse
   std::string out;
   for (char c : s) {
     switch (c) {
@@ -47,7 +50,8 @@ std::string xml_escape(std::string_view s) {
 
 void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, std::ostream& out) {
   out << "einfuzz fuzz: " << r.cases << " cases in " << fixed(r.seconds, 1) << " s (" << fixed(r.cases_per_second(), 1)
-      << " cases/s), seed " << o.seed << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs") << "\n\n";
+      << " cases/s), seed " << o.seed << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs")
+      << (r.stopped_by_signal ? ", stopped by signal " + std::to_string(r.stopped_by_signal) : std::string()) << "\n\n";
   std::vector<std::size_t> columns;  // verdict kinds seen at least once
   for (std::size_t k = 0; k < kVerdictKinds; ++k) {
     for (const auto& row : r.counts) {
@@ -123,6 +127,7 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["failures"] = r.failures;
   j["unshrunk_failures"] = r.unshrunk;
   j["skipped_cases"] = r.skipped;
+  j["stopped_by_signal"] = r.stopped_by_signal;  // 0, or SIGINT/SIGTERM: the run was cut short
   j["unconfirmed_failures"] = r.unconfirmed;
   j["backends"] = nlohmann::ordered_json::array();
   for (std::size_t b = 0; b < r.backends.size(); ++b) {

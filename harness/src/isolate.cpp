@@ -227,6 +227,7 @@ class IsolatedBackend final : public Backend {
 }  // namespace
 
 BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions& options) {
+  if (const int sig = stop_requested()) return Fault{FaultKind::timeout, "--isolate: interrupted by signal " + signal_text(sig)};
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return Fault{FaultKind::crash, std::string("--isolate: cannot create a pipe: ") + std::strerror(errno)};
@@ -253,12 +254,14 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
   bool eof = false;
   bool oversized = false;
   char buf[65536];
+  int interrupted = 0;
   while (!eof && !oversized) {
     const auto now = Clock::now();
     if (now >= deadline) break;
+    if ((interrupted = stop_requested()) != 0) break;  // SIGINT/SIGTERM: the caller discards this case
     pollfd p{fds[0], POLLIN, 0};
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    if (::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 1000))) <= 0) continue;
+    if (::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 100))) <= 0) continue;
     while (true) {
       const ssize_t n = ::read(fds[0], buf, sizeof buf);
       if (n > 0) {
@@ -277,6 +280,7 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
   if (!eof && !oversized) {
     ::kill(pid, SIGKILL);
     reap(pid);
+    if (interrupted) return Fault{FaultKind::timeout, "--isolate: interrupted by signal " + signal_text(interrupted)};
     char secs[32];
     std::snprintf(secs, sizeof secs, "%g", options.timeout_seconds);
     return Fault{FaultKind::timeout, std::string("--isolate: no result within ") + secs + " s; the worker was killed" +

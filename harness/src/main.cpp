@@ -1,11 +1,15 @@
 // The `einfuzz` command line: one subcommand per file under harness/src/cli/.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
+
 #include <vector>
 
 #include "cli/subcommand.hpp"
 
 int main(int argc, char** argv) {
+  // Past RLIMIT_FSIZE a write must fail with EFBIG (reported as an I/O error), not kill the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"einfuzz — differential verification and fuzz testing of einsum contractions and reductions"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "einfuzz 0.1.0");

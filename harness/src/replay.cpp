@@ -16,12 +16,39 @@
 
 namespace einfuzz {
 
+namespace {
+
+/// Why `path` is not replayed as a file (a dangling symlink, a FIFO, a socket, a device), or "" for
+/// a regular file. Decided without opening it: opening a FIFO would block until a writer came.
+std::string not_a_case_file(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status link = fs::symlink_status(path, ec);
+  if (ec) return "cannot stat it: " + ec.message();
+  const fs::file_status target = fs::status(path, ec);
+  if (fs::is_symlink(link) && !fs::exists(target)) {
+    std::error_code ec2;
+    return "a dangling symlink (to '" + fs::read_symlink(path, ec2).string() + "')";
+  }
+  if (fs::is_regular_file(target)) return {};
+  if (fs::is_fifo(target)) return "a FIFO, not a regular file (not opened)";
+  if (fs::is_socket(target)) return "a socket, not a regular file";
+  if (fs::is_character_file(target) || fs::is_block_file(target)) return "a device, not a regular file";
+  return "not a regular file";
+}
+
+}  // namespace
+
 Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const std::string> paths) {
   namespace fs = std::filesystem;
   std::vector<fs::path> out;
   for (const std::string& p : paths) {
     std::error_code ec;
     const fs::file_status status = fs::status(p, ec);
+    if (fs::is_symlink(fs::symlink_status(p, ec)) && !fs::exists(status)) {
+      out.emplace_back(p);  // a dangling symlink: reported as an unreadable case, not skipped
+      continue;
+    }
     if (ec || !fs::exists(status)) {
       return make_diagnostic(Code::invalidArgument, "replay: '" + p + "' does not exist");
     }
@@ -33,7 +60,10 @@ Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const st
     for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
          !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      if (it->is_regular_file(ec) && name.size() > 10 && name.ends_with(".case.json")) found.push_back(it->path());
+      // Anything named *.case.json that is not a directory: a FIFO or a dangling symlink is reported
+      // by replay_cases (never skipped silently, never opened).
+      if (name.size() > 10 && name.ends_with(".case.json") && !it->is_directory(ec)) found.push_back(it->path());
+      ec.clear();
     }
     if (ec) return make_diagnostic(Code::invalidArgument, "replay: cannot list '" + p + "': " + ec.message());
     if (found.empty()) return make_diagnostic(Code::invalidArgument, "replay: no *.case.json file under '" + p + "'");
@@ -102,6 +132,11 @@ ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::spa
   std::vector<Result<Case>> cases;
   std::set<std::string> libraries;
   for (const auto& path : files) {
+    // A FIFO, socket, device or dangling symlink is reported as unreadable, never opened.
+    if (const std::string why = not_a_case_file(path); !why.empty()) {
+      cases.push_back(make_diagnostic(Code::malformedCase, path.string() + ": " + why));
+      continue;
+    }
     cases.push_back(read_case_file(path, options.limits));
     if (cases.back()) {
       if (std::string f = divergence_family(*cases.back()); !f.empty()) libraries.insert(std::move(f));

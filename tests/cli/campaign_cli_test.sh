@@ -52,10 +52,12 @@ for sub in check fuzz replay shrink; do
   done
 done
 
+# --isolate: every backend call in a forked worker (tests/cli/survive_test.sh has the hostile ones).
+expect 0 "nothing found" -- fuzz --isolate --cases 3 --backend fused,shuffle --no-store
+
 # Bad usage: exit 2 with a diagnostic.
-expect 2 "--isolate is not available yet" -- fuzz --isolate --cases 1
 expect 2 "unknown backend 'nope'" -- fuzz --backend nope --cases 1
-expect 2 "--seconds must be a positive number" -- fuzz --seconds 0
+expect 2 "--seconds: must be a positive finite number of seconds" -- fuzz --seconds 0
 expect 2 "excludes" -- fuzz --cases 5 --seconds 5
 expect 2 "--cases must be at least 1" -- fuzz --cases 0
 

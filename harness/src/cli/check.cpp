@@ -24,7 +24,8 @@ Backends: `einfuzz backends` lists them with their capabilities; a process speak
 Patterns starting with '-' (e.g. '->') must follow '--':  einfuzz check --shapes '()' -- '->'
 
 Exit status: 0 every backend agrees with the reference, 1 a mismatch (or a case file's `expect`
-does not hold), 2 bad input (the diagnostic is printed with a caret under the column).
+does not hold), 2 bad input (the diagnostic is printed with a caret under the column), 3 an
+in-process plugin ended the process (exit, abort, crash) before the verdicts were printed.
 Every failure prints the one command that reproduces it.)";
 
 }  // namespace
@@ -60,7 +61,7 @@ Subcommand add_check(CLI::App& app) {
   cmd->add_option("--dtype", check->dtype, "f32 | f64 | i32 | i64 | bool (bool only for reduce any/all)")
       ->capture_default_str();
   cmd->add_option("--values", check->values, "random | iota | ones | edge")->capture_default_str();
-  cmd->add_option("--seed", check->seed, "seed of the value generator")->capture_default_str();
+  cmd->add_option("--seed", check->seed, "seed of the value generator")->check(kNotNegative)->capture_default_str();
   cmd->add_option("--case", check->case_file, "run a case file (einfuzz-case/1) instead of the flags above");
   cmd->add_option("--backend", *backend_lists,
                   "backends to judge, comma-separated (repeatable; default fused; see `einfuzz backends`)")
@@ -80,7 +81,9 @@ Subcommand add_check(CLI::App& app) {
                 for (std::string& b : split_backend_list(list)) check->backends.push_back(std::move(b));
               }
             }
-            return run_check_command(*check, std::cout, std::cerr);
+            guard_in_process_plugins(check->backends, check->backend_options.isolate);
+            install_fatal_signal_cleanup();
+            return finish_guarded(run_check_command(*check, std::cout, std::cerr));
           }};
 }
 

@@ -1,4 +1,5 @@
 // `einfuzz fuzz`: flags → CampaignOptions → run_campaign, then the summary and the reports.
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -8,6 +9,8 @@
 #include <iostream>
 #include <memory>
 
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/reproduce.hpp"
@@ -30,14 +33,42 @@ Examples:  einfuzz fuzz                                  60 s over every built-i
            einfuzz fuzz --backend fused --cases 20000 --seed 7 --report fuzz.json
            einfuzz fuzz --backend all --seconds 600 --jobs 2 --junit fuzz.xml
 
-Exit status: 0 no new group (nothing found, or only known divergences), 1 a new group, 2 bad usage.)";
+SIGINT or SIGTERM stops the campaign cleanly: the case in flight is dropped, backend processes are
+killed, the summary and the reports are written, and the exit status is 130 or 143. A second
+signal ends it at once, without reports (an in-process backend that hangs cannot be interrupted
+without --isolate).
+
+Exit status: 0 no new group (nothing found, or only known divergences), 1 a new group, 2 bad usage,
+3 an I/O error (a report or a finding's case file could not be written: the message names it),
+130 / 143 stopped by SIGINT / SIGTERM.)";
 
 bool write_file(const std::string& path, const std::string& text, const char* what) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (out) return true;
-  std::cerr << "error[invalidArgument]: cannot write the " << what << " to '" << path << "'\n";
+  const std::string error = write_file_atomically(path, text);
+  if (error.empty()) return true;
+  std::cerr << "error[io]: cannot write the " << what << ": " << error << "\n";
   return false;
+}
+
+void on_stop_signal(int sig) {
+  if (stop_requested() == 0) {
+    request_stop(sig);
+    return;
+  }
+  // A second signal: something does not stop (an in-process backend that hangs, which only
+  // --isolate can interrupt). Kill the backend processes and end now, without reports.
+  kill_backend_process_groups();
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+/// SIGINT/SIGTERM ask the campaign to stop (request_stop) instead of killing the process.
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
 }
 
 std::size_t terminal_width() {
@@ -70,12 +101,16 @@ Subcommand add_fuzz(CLI::App& app) {
   cmd->footer(kFuzzFooter);
   cmd->add_option("--backend", st->backend_lists, "backends, comma-separated (repeatable; default all)")
       ->allow_extra_args(false);
-  auto* seconds = cmd->add_option("--seconds", st->seconds, "time budget in seconds (default 60)");
-  auto* cases = cmd->add_option("--cases", st->cases, "run exactly this many cases instead of a time budget");
+  auto* seconds = cmd->add_option("--seconds", st->seconds, "time budget in seconds (default 60)")
+                      ->check(seconds_validator(kMaxCampaignSeconds));
+  auto* cases = cmd->add_option("--cases", st->cases, "run exactly this many cases instead of a time budget")
+                    ->check(kNotNegative);
   seconds->excludes(cases);
   cases->excludes(seconds);
-  cmd->add_option("--seed", st->options.seed, "campaign seed")->capture_default_str();
-  cmd->add_option("--jobs", st->options.jobs, "worker threads")->check(CLI::Range(1u, 256u))->capture_default_str();
+  cmd->add_option("--seed", st->options.seed, "campaign seed")->check(kNotNegative)->capture_default_str();
+  cmd->add_option("--jobs", st->options.jobs, "worker threads")
+      ->check(kNotNegative & CLI::Range(1u, 256u))
+      ->capture_default_str();
   cmd->add_option("--corpus", st->corpus, "directory for shrunk findings")->capture_default_str();
   cmd->add_flag("--no-store", st->no_store, "do not write findings into the corpus");
   cmd->add_option("--report", st->report, "write a JSON report to FILE");
@@ -97,17 +132,13 @@ Subcommand add_fuzz(CLI::App& app) {
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_option("--max-findings", st->options.max_findings, "stop after this many distinct findings (0: never)")
+      ->check(kNotNegative)
       ->capture_default_str();
   add_verdict_options(cmd, st->options.run, st->options.backend_options);
   cmd->add_flag("--quiet", st->quiet, "no progress line");
 
   return {cmd, [cmd, st, seconds, cases] {
             CampaignOptions& o = st->options;
-            if (o.backend_options.isolate) {
-              std::cerr << "error[invalidArgument]: --isolate is not available yet: process isolation has not "
-                           "landed in this build (the campaign runs backends in-process)\n";
-              return 2;
-            }
             if (seconds->count() && !(st->seconds > 0)) {
               std::cerr << "error[invalidArgument]: --seconds must be a positive number\n";
               return 2;
@@ -136,12 +167,14 @@ Subcommand add_fuzz(CLI::App& app) {
               for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
             }
             if (specs.empty()) specs = {"all"};
+            guard_in_process_plugins(specs, o.backend_options.isolate);
             o.backend_specs = expand_backend_specs(specs);
             // Build once up front, so a bad spec is reported before anything runs.
             if (auto probe = make_backends(specs, o.run, o.backend_options); !probe) {
               std::cerr << render(probe.error()) << "\n";
-              return 2;
+              return finish_guarded(2);
             }
+            install_stop_handlers();
             std::cerr << "einfuzz fuzz: seed " << o.seed << ", "
                       << (o.cases ? std::to_string(*o.cases) + " cases" : seconds_text(o.seconds.value_or(60)))
                       << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs") << ", corpus "
@@ -151,14 +184,24 @@ Subcommand add_fuzz(CLI::App& app) {
                 {st->quiet ? nullptr : &std::cerr, ::isatty(STDERR_FILENO) != 0, terminal_width()});
             if (!result) {
               std::cerr << render(result.error()) << "\n";
-              return 2;
+              return finish_guarded(2);
             }
             write_campaign_summary(*result, o, std::cout);
             bool ok = true;
             if (!st->report.empty()) ok &= write_file(st->report, campaign_report_json(*result, o), "JSON report");
             if (!st->junit.empty()) ok &= write_file(st->junit, campaign_report_junit(*result), "JUnit report");
-            if (!ok) return 2;
-            return result->new_groups() > 0 ? 1 : 0;
+            if (result->stopped_by_signal) {
+              std::cerr << "einfuzz fuzz: stopped by signal " << result->stopped_by_signal << " after "
+                        << result->cases << " cases\n";
+              return finish_guarded(128 + result->stopped_by_signal);
+            }
+            if (result->store_failures > 0) {
+              std::cerr << "error[io]: " << result->store_failures << " finding(s) could not be stored in "
+                        << o.corpus.string() << " (see 'not stored' above)\n";
+              ok = false;
+            }
+            if (!ok) return finish_guarded(kExitIncomplete);
+            return finish_guarded(result->new_groups() > 0 ? 1 : 0);
           }};
 }
 

@@ -1,23 +1,62 @@
 // The verdict-deciding options every subcommand that runs cases accepts (check, fuzz, replay,
 // shrink): one definition, spelled exactly as verdict_option_args() prints them.
+#include <cmath>
+#include <cstdlib>
+
 #include "einfuzz/harness/reproduce.hpp"
 #include "subcommand.hpp"
 
 namespace einfuzz::cli {
 
+namespace {
+
+/// True when `text` (CLI11's raw argument) starts, after blanks, with a minus sign.
+bool negative_text(const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t");
+  return first != std::string::npos && text[first] == '-';
+}
+
+}  // namespace
+
+// CLI11 converts "-1" into an unsigned option by wrapping it (to 2^64 - 1); a validator sees the
+// text before the conversion, so a sign is refused there.
+const CLI::Validator kNotNegative(
+    [](std::string& text) { return negative_text(text) ? std::string("must not be negative: ") + text : std::string(); },
+    "NOT NEGATIVE", "NotNegative");
+
+CLI::Validator seconds_validator(double max_seconds) {
+  return CLI::Validator(
+      [max_seconds](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0') return "not a number of seconds: " + text;
+        if (!std::isfinite(v) || !(v > 0)) return "must be a positive finite number of seconds: " + text;
+        if (v > max_seconds) {
+          return "at most " + std::to_string(static_cast<long long>(max_seconds)) + " seconds: " + text;
+        }
+        return {};
+      },
+      "SECONDS in (0, " + std::to_string(static_cast<long long>(max_seconds)) + "]", "Seconds");
+}
+
 void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& backend_options) {
-  cmd->add_option("--threads", run.exec.threads, "fused threads (0 = hardware concurrency)")->capture_default_str();
+  cmd->add_option("--threads", run.exec.threads, "fused threads (0 = hardware concurrency)")
+      ->check(kNotNegative)
+      ->capture_default_str();
   cmd->add_option("--tile", run.exec.tile_width, "fused tile width: 1, 4 or 8")
       ->check(CLI::IsMember({1, 4, 8}))
       ->capture_default_str();
   cmd->add_option("--tasks", run.exec.tasks,
                   "fused output chunks: 0 = the SEMANTICS §9 policy, else min(TASKS, threads, the first output "
                   "axis's length (einsum) or the output's size (reduce))")
+      ->check(kNotNegative)
       ->capture_default_str();
   cmd->add_flag("--strict-nan-payload", run.judge.strict_nan_payload, "compare NaN sign and payload bits too");
   cmd->add_flag("--strict-signed-zero", run.strict_signed_zero,
                 "any-order oracle: a wrong sign of zero is a mismatch, not a note");
-  cmd->add_option("--shuffle-seed", run.shuffle_seed, "seed of the shuffle backend's choices")->capture_default_str();
+  cmd->add_option("--shuffle-seed", run.shuffle_seed, "seed of the shuffle backend's choices")
+      ->check(kNotNegative)
+      ->capture_default_str();
   cmd->add_option("--max-operands", run.limits.max_operands, "limit on the operands of one einsum")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -33,7 +72,7 @@ void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& bac
       ->capture_default_str();
   cmd->add_option("--timeout", backend_options.timeout_seconds,
                   "per-case timeout in seconds of cmd:/numpy backends and --isolate workers")
-      ->check(CLI::PositiveNumber)
+      ->check(seconds_validator(kMaxTimeoutSeconds))
       ->capture_default_str();
   cmd->add_flag("--isolate", backend_options.isolate,
                 "run each in-process backend in a forked worker (per-case timeout, address-space limit): "

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/replay.hpp"
 #include "subcommand.hpp"
@@ -17,17 +18,20 @@ backend gets a failing verdict (an ordered backend such as fused must equal the 
 for bit). `--json -` prints the JSON report instead of the table.
 
 Exit status: 0 every case passed, 1 some case failed, 2 bad usage (a missing path, an unknown
-backend).)";
+backend), 3 an I/O error (a report could not be written) or an in-process plugin ended the
+process. A FIFO, socket, device or dangling symlink among the paths is a failed case, never
+opened.)";
 
 bool write_report(const std::string& path, const std::string& text) {
   if (path == "-") {
-    std::cout << text;
-    return true;
+    std::cout << text << std::flush;
+    if (std::cout) return true;
+    std::cerr << "error[io]: cannot write the report to standard output\n";
+    return false;
   }
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (out) return true;
-  std::cerr << "error[invalidArgument]: cannot write '" << path << "'\n";
+  const std::string error = write_file_atomically(path, text);
+  if (error.empty()) return true;
+  std::cerr << "error[io]: " << error << "\n";
   return false;
 }
 
@@ -62,10 +66,12 @@ Subcommand add_replay(CLI::App& app) {
               for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
             }
             if (specs.empty()) specs = {"all"};
+            guard_in_process_plugins(specs, st->backend_options.isolate);
+            install_fatal_signal_cleanup();
             auto owned = make_backends(specs, st->run, st->backend_options);
             if (!owned) {
               std::cerr << render(owned.error()) << "\n";
-              return 2;
+              return finish_guarded(2);
             }
             std::vector<Backend*> backends;
             for (const auto& b : *owned) backends.push_back(b.get());
@@ -75,8 +81,8 @@ Subcommand add_replay(CLI::App& app) {
             bool ok = true;
             if (!st->json.empty()) ok &= write_report(st->json, replay_report_json(result, context));
             if (!st->junit.empty()) ok &= write_report(st->junit, replay_report_junit(result));
-            if (!ok) return 2;
-            return result.failed > 0 ? 1 : 0;
+            if (!ok) return finish_guarded(kExitIncomplete);
+            return finish_guarded(result.failed > 0 ? 1 : 0);
           }};
 }
 

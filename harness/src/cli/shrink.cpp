@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/shrink.hpp"
@@ -18,7 +19,9 @@ candidate that still gets the same verdict class on the backend is taken and shr
 from it. The shrunk case gets `expect` = the reference's conclusion.
 
 Exit status: 0 the shrunk case was written, 2 bad input (unreadable case, unknown backend, or a
-case that does not fail on the backend: nothing to shrink).)";
+case that does not fail on the backend: nothing to shrink), 3 the shrunk case could not be
+written (--out or standard output: a full disk, a read-only directory), or an in-process plugin
+ended the process. --out is written to a temporary file and renamed: never a partial case.)";
 
 std::string summary(const Case& c) {
   std::int64_t elements = 0;
@@ -44,7 +47,9 @@ Subcommand add_shrink(CLI::App& app) {
   cmd->add_option("case", st->case_file, "the failing case file (einfuzz-case/1)")->required();
   cmd->add_option("--backend", st->backend, "the backend it fails on")->capture_default_str();
   cmd->add_option("--out", st->out, "write the shrunk case to FILE (default: standard output)");
-  cmd->add_option("--max-attempts", st->shrink.max_attempts, "candidates to try at most")->capture_default_str();
+  cmd->add_option("--max-attempts", st->shrink.max_attempts, "candidates to try at most")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   add_verdict_options(cmd, st->run, st->backend_options);
 
   return {cmd, [st] {
@@ -54,15 +59,17 @@ Subcommand add_shrink(CLI::App& app) {
               return 2;
             }
             const std::vector<std::string> specs = {st->backend};
+            guard_in_process_plugins(specs, st->backend_options.isolate);
+            install_fatal_signal_cleanup();
             auto owned = make_backends(specs, st->run, st->backend_options);
             if (!owned) {
               std::cerr << render(owned.error()) << "\n";
-              return 2;
+              return finish_guarded(2);
             }
             if (owned->size() != 1) {
               std::cerr << "error[invalidArgument]: shrink takes one backend, '" << st->backend << "' names "
                         << owned->size() << "\n";
-              return 2;
+              return finish_guarded(2);
             }
             Backend& backend = *owned->front();
             Backend* one[] = {&backend};
@@ -71,7 +78,7 @@ Subcommand add_shrink(CLI::App& app) {
             if (!is_failure(verdict.kind)) {
               std::cerr << "error[invalidArgument]: " << st->case_file << " does not fail on " << backend.name()
                         << " (verdict " << verdict.label() << "): nothing to shrink\n";
-              return 2;
+              return finish_guarded(2);
             }
             const ShrinkResult result = shrink_case(*c, backend, verdict.kind, st->run, st->shrink);
             Case shrunk = result.shrunk;
@@ -85,19 +92,19 @@ Subcommand add_shrink(CLI::App& app) {
                       << "); verdict " << verdict.label() << " -> " << after.backends.at(0).verdict.label() << "\n";
             const std::string text = write_case(shrunk);
             if (st->out.empty()) {
-              std::cout << text;
-              return 0;
+              std::cout << text << std::flush;
+              if (std::cout) return finish_guarded(0);
+              std::cerr << "error[io]: cannot write the shrunk case to standard output\n";
+              return finish_guarded(kExitIncomplete);
             }
-            std::ofstream out(st->out, std::ios::binary);
-            out << text;
-            if (!out) {
-              std::cerr << "error[invalidArgument]: cannot write '" << st->out << "'\n";
-              return 2;
+            if (const std::string error = write_file_atomically(st->out, text); !error.empty()) {
+              std::cerr << "error[io]: cannot write the shrunk case: " << error << "\n";
+              return finish_guarded(kExitIncomplete);
             }
             std::cerr << "reproduce: "
                       << reproduce_command(st->out, {"build/einfuzz", {st->backend}, st->run, st->backend_options})
                       << "\n";
-            return 0;
+            return finish_guarded(0);
           }};
 }
 

@@ -29,6 +29,36 @@ Subcommand add_repro(CLI::App& app);
 /// --timeout, --isolate) on `cmd`; reproduce commands spell them (reproduce.hpp).
 void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& backend_options);
 
+/// Refuses a leading minus sign on an unsigned option (CLI11 would wrap "-1" to 2^64 - 1).
+extern const CLI::Validator kNotNegative;
+
+/// --timeout: one case may take a day at most; --seconds: a campaign may run 30 days at most.
+/// Past these a steady_clock deadline computed from them is still exact, and nobody means more.
+inline constexpr double kMaxTimeoutSeconds = 86400;
+inline constexpr double kMaxCampaignSeconds = 30 * 86400.0;
+
+/// Accepts a finite number of seconds in (0, max_seconds]: rejects nan, inf, 0, negatives and
+/// absurd budgets (e.g. 1e10, which overflowed the campaign's deadline into the past).
+CLI::Validator seconds_validator(double max_seconds);
+
+/// Exit status of a run whose results are incomplete: a report, corpus case or shrunk case could
+/// not be written (an I/O error, named on stderr), or an in-process plugin ended the process.
+inline constexpr int kExitIncomplete = 3;
+
+/// When `specs` name a `plugin:` that runs inside this process (no --isolate), forks once: the
+/// child returns and does the work; the parent waits (forwarding SIGINT/SIGTERM/SIGHUP) and exits
+/// with the status the child passed to finish_guarded, or, when the child ended without calling
+/// it (the plugin called exit or _exit, or crashed), says so and exits kExitIncomplete. Call before
+/// any backend is built (the process has one thread then).
+void guard_in_process_plugins(const std::vector<std::string>& specs, bool isolate);
+
+/// SIGINT/SIGTERM/SIGHUP kill every `cmd:` backend's process group, then end the process with
+/// that signal as before (check, replay, shrink; fuzz stops cleanly instead).
+void install_fatal_signal_cleanup();
+
+/// Returns `status`, first handing it to a guarding parent (guard_in_process_plugins), if any.
+int finish_guarded(int status);
+
 /// Splits a --backend value: comma-separated names, except that a `cmd:` item extends to the end
 /// of the value (PROTOCOL.md A), so its command line may contain commas.
 std::vector<std::string> split_backend_list(const std::string& list);

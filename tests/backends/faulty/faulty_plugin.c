@@ -1,11 +1,18 @@
-/* A PROTOCOL B plugin that misbehaves on purpose (protocol_tests). It answers `i -> i`-style
- * passthroughs on f64 correctly (the output is the input), except when the pattern's first label is
- * one of: segv, write, hang, alloc, twice, noout, huge, badstatus — then it does what the name says. */
+/* A PROTOCOL B plugin that misbehaves on purpose (protocol_tests, survive_test.sh). It answers
+ * `i -> i`-style passthroughs on f64 correctly (the output is the input), except when the pattern's
+ * first label is one of: segv, write, hang, alloc, twice, noout, huge, badstatus, abort, exit0,
+ * badtext — then it does what the name says (badtext: a rejection whose message has invalid UTF-8,
+ * control characters and a multi-byte character across byte 2000). The environment variable
+ * EINFUZZ_FAULTY_MODE=WORD does the same on every case (for campaigns, whose patterns are drawn),
+ * and EINFUZZ_FAULTY_NAME sets the name the table reports (e.g. to bytes that are not UTF-8). */
+#define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int starts_with(const char* s, const char* word) {
   const size_t n = strlen(word);
@@ -13,7 +20,28 @@ static int starts_with(const char* s, const char* word) {
 }
 
 static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
-  const char* p = r->pattern;
+  const char* mode = getenv("EINFUZZ_FAULTY_MODE");
+  const char* p = mode && *mode ? mode : r->pattern;
+  if (starts_with(p, "exit0")) _exit(0); /* must never look like a pass */
+  if (starts_with(p, "abort")) abort();
+  if (mode && *mode && starts_with(p, "segv")) raise(SIGSEGV);
+  if (mode && *mode && starts_with(p, "hang")) {
+    for (volatile unsigned long i = 0;; ++i) {
+    }
+  }
+  if (starts_with(p, "badtext")) {
+    /* 1998 'x', then U+00E9 (2 bytes) straddling byte 2000, then a lone 0xff, ESC and a newline. */
+    static char message[2100];
+    memset(message, 'x', 1999);
+    message[1999] = (char)0xc3;
+    message[2000] = (char)0xa9;
+    message[2001] = (char)0xff;
+    message[2002] = '\033';
+    message[2003] = '\n';
+    strcpy(message + 2004, "tail");
+    host->set_message(host->context, "bad\xff\033code", message);
+    return EINFUZZ_ERROR;
+  }
   if (r->input_count != 1 || r->dtype != EINFUZZ_F64) {
     host->set_message(host->context, NULL, "faulty plugin: one f64 input only");
     return EINFUZZ_UNSUPPORTED;
@@ -62,7 +90,11 @@ static const char* const kDtypes[] = {"f64", NULL};
 #define FAULTY_ABI_VERSION EINFUZZ_PLUGIN_ABI_VERSION
 #endif
 
-static const einfuzz_plugin kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, kOps, kDtypes, NULL,
+static einfuzz_plugin kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, kOps, kDtypes, NULL,
                                        "any-order", NULL, 1, 0, "einops", run};
 
-EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) { return &kPlugin; }
+EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) {
+  const char* name = getenv("EINFUZZ_FAULTY_NAME");
+  if (name && *name) kPlugin.name = name;
+  return &kPlugin;
+}

@@ -79,6 +79,21 @@ class ProcessBackend final : public Backend {
 
 std::unique_ptr<ProcessBackend> make_process_backend(ProcessOptions options);
 
+/// Asks every backend call in progress (PROTOCOL A exchanges, --isolate workers) to give up within
+/// about 100 ms, killing the process it waits for; async-signal-safe, for SIGINT/SIGTERM handlers.
+/// A call given up this way is Fault{timeout, "interrupted by signal …"}: the campaign that asked
+/// discards the case it was running. Stays set until clear_stop_request().
+void request_stop(int signal) noexcept;
+/// The signal given to request_stop, or 0.
+int stop_requested() noexcept;
+/// Forgets a stop request (tests that run several campaigns in one process).
+void clear_stop_request() noexcept;
+
+/// SIGKILLs the process group of every running `cmd:` backend; async-signal-safe, for a handler
+/// that then lets a fatal signal end the harness (descendants that left their group, found by
+/// token when the harness kills normally, are out of reach of a signal handler).
+void kill_backend_process_groups() noexcept;
+
 /// The einsum `pattern` in numpy notation (PROTOCOL A §2), as sent in a request's `subscripts`:
 /// labels renamed to `a..zA..Z` in first-appearance order over the operands then the output,
 /// output explicit, `(a)` and `(a 1)` written as `a`. `...` is kept where numpy's rule agrees with

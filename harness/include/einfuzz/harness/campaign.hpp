@@ -111,6 +111,10 @@ struct CampaignResult {
   /// or stateful backend).
   std::uint64_t unconfirmed = 0;
   std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
+  /// The signal (SIGINT, SIGTERM) that stopped the campaign early (request_stop), else 0. The case
+  /// in flight when it arrived is not counted; everything before it is, findings included.
+  int stopped_by_signal = 0;
+  std::uint64_t store_failures = 0;  ///< findings whose case file could not be written (I/O error)
 
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
   /// Groups that match no stored divergence: what makes `einfuzz fuzz` exit 1.

@@ -1,0 +1,27 @@
+// Text that came from outside (patterns, backend messages, plugin names, file names) made safe to
+// print, to put into JSON or XML, and to cut, without ever splitting a UTF-8 character.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace einfuzz {
+
+/// `s` with every byte that is not part of a well-formed UTF-8 sequence (RFC 3629: no overlong
+/// forms, no surrogates, nothing above U+10FFFF) replaced by U+FFFD.
+std::string valid_utf8(std::string_view s);
+
+/// The longest prefix of `s` of at most `max_bytes` bytes that does not end inside a UTF-8
+/// character (a malformed sequence counts byte by byte), plus "..." when something was cut.
+std::string cut_utf8(std::string_view s, std::size_t max_bytes);
+
+/// Backend text for a terminal or a report line: valid_utf8, then every control character (C0,
+/// DEL, C1: U+0080..U+009F) written as \xNN (newline \n, tab \t), so a backend cannot move the
+/// cursor, clear the screen or fake a line of the report.
+std::string escape_control(std::string_view s);
+
+/// What an untrusted text may carry across the harness boundary: escape_control(cut_utf8(s, max)).
+std::string backend_text(std::string_view s, std::size_t max_bytes = 2000);
+
+}  // namespace einfuzz

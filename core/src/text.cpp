@@ -1,0 +1,99 @@
+// UTF-8 validation, character-boundary cuts and control-character escapes for untrusted text.
+#include "einfuzz/core/text.hpp"
+
+#include <algorithm>
+
+namespace einfuzz {
+
+namespace {
+
+/// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when there is none.
+std::size_t sequence_length(std::string_view s, std::size_t i) {
+  const auto at = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  if (c < 0x80) return 1;
+  std::size_t n = 0;
+  unsigned char lo = 0x80, hi = 0xbf;  // the allowed range of the second byte (RFC 3629 table)
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    if (c == 0xe0) lo = 0xa0;
+    if (c == 0xed) hi = 0x9f;  // no surrogates
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    if (c == 0xf0) lo = 0x90;
+    if (c == 0xf4) hi = 0x8f;  // nothing above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (s.size() - i < n) return 0;
+  if (at(i + 1) < lo || at(i + 1) > hi) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
+    if (at(i + k) < 0x80 || at(i + k) > 0xbf) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = sequence_length(s, i);
+    if (n == 0) {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string cut_utf8(std::string_view s, std::size_t max_bytes) {
+  if (s.size() <= max_bytes) return std::string(s);
+  std::size_t end = 0;
+  while (end < s.size()) {
+    const std::size_t n = std::max<std::size_t>(sequence_length(s, end), 1);
+    if (end + n > max_bytes) break;
+    end += n;
+  }
+  return std::string(s.substr(0, end)) + "...";
+}
+
+std::string escape_control(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::string s = valid_utf8(text);
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    unsigned code = c;
+    std::size_t skip = 0;
+    if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xa0) {
+      code = static_cast<unsigned char>(s[i + 1]);  // a C1 control character, U+0080..U+009F
+      skip = 1;
+    } else if (c >= 0x20 && c != 0x7f) {
+      out += s[i];
+      continue;
+    }
+    if (code == '\n') {
+      out += "\\n";
+    } else if (code == '\t') {
+      out += "\\t";
+    } else {
+      out += "\\x";
+      out += kHex[code >> 4];
+      out += kHex[code & 0xf];
+    }
+    i += skip;
+  }
+  return out;
+}
+
+std::string backend_text(std::string_view s, std::size_t max_bytes) { return escape_control(cut_utf8(s, max_bytes)); }
+
+}  // namespace einfuzz

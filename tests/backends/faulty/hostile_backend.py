@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""A PROTOCOL A backend for survive_test.sh: it leaves a grandchild that escapes its process group.
+
+Usage: hostile_backend.py MODE DIR. On start it runs `sleep 600` in a new session (setsid: outside
+the process group the harness kills) and appends that pid to DIR/escaped.pids, then answers the
+hello (einsum and reduce, every dtype). MODE `hang`: never answers a case. MODE `hang-restart`:
+never answers a case, and once a case has been asked (DIR/asked exists) it never answers a hello
+either, so every restart hangs too. Needs only python3.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+MODE, DIR = sys.argv[1], sys.argv[2]
+escaped = subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+with open(os.path.join(DIR, "escaped.pids"), "a") as f:
+    f.write(f"{escaped.pid}\n")
+
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    line = stdin.readline()
+    if not line:
+        sys.exit(0)
+    msg = json.loads(line)
+    if msg.get("bye"):
+        sys.exit(0)
+    if msg.get("hello"):
+        if MODE == "hang-restart" and os.path.exists(os.path.join(DIR, "asked")):
+            time.sleep(3600)
+        stdout.write(json.dumps({"protocol": "einfuzz-backend/1", "name": "hostile", "ops": ["einsum", "reduce"],
+                                 "dtypes": ["f32", "f64", "i32", "i64", "bool"],
+                                 "reductions": ["sum", "prod", "mean", "min", "max", "any", "all"]}).encode() + b"\n")
+        stdout.flush()
+        continue
+    open(os.path.join(DIR, "asked"), "w").close()
+    time.sleep(3600)
