@@ -347,8 +347,14 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
         }
       }
       auto f = shrink_finding(c, i, b, backends, v, shared, max_seconds, deadline);
-      if (stop_requested()) break;  // the shrink was cut short: nothing trustworthy to store
-      if (f && !f->known && !shared.has_group(f->signature) && !reproduces_fresh(*f, b, factory, fresh, o.run)) {
+      if (stop_requested()) {
+        shared.release(pre);
+        break;  // the shrink was cut short: nothing trustworthy to store
+      }
+      // Not for a hang: a fresh instance would cost a start-up and another whole timeout past the
+      // budget, and the confirming re-run has just seen it hang again.
+      if (f && f->kind != VerdictKind::timeout && !f->known && !shared.has_group(f->signature) &&
+          !reproduces_fresh(*f, b, factory, fresh, o.run)) {
         f.reset();
       }
       if (f) {
