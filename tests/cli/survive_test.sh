@@ -39,6 +39,18 @@ json_ok() {  # strict UTF-8 JSON
 xml_ok() {
   if python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$1" 2>/dev/null; then pass "$2"; else fail "$2: $1 is not XML"; fi
 }
+# wait_or_kill PID SECONDS: the exit status of background job PID in $got; SIGKILLed past SECONDS
+# (a harness that ignores the signal). A polling loop, not a watchdog subshell.
+wait_or_kill() {
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    kill -0 "$1" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -9 "$1" 2>/dev/null
+  wait "$1"
+  got=$?
+}
 no_raw_escape() {  # no ESC byte (a backend moving the terminal's cursor) in the output
   if grep -q $'\033' "$1"; then fail "$2: raw ESC byte in $1"; else pass "$2"; fi
 }
@@ -160,11 +172,7 @@ for sig in INT TERM; do
   for _ in $(seq 1 200); do [ -f asked ] && break; sleep 0.05; done
   kill -"$sig" "$pid"
   # A harness that ignores the signal (a background job starts with SIGINT ignored) is killed later.
-  (sleep 30; kill -9 "$pid" 2>/dev/null) &
-  watchdog=$!
-  wait "$pid"
-  got=$?
-  kill "$watchdog" 2>/dev/null
+  wait_or_kill "$pid" 30
   want=130
   [ "$sig" = TERM ] && want=143
   status "$want" "fuzz stopped by SIG$sig"
@@ -188,28 +196,21 @@ mkdir -p rsig
 pid=$!
 for _ in $(seq 1 200); do [ -f rsig/asked ] && break; sleep 0.05; done
 kill -TERM "$pid"
-(sleep 30; kill -9 "$pid" 2>/dev/null) &
-watchdog=$!
-wait "$pid"
-got=$?
-kill "$watchdog" 2>/dev/null
+wait_or_kill "$pid" 30
 status 143 "replay ended by SIGTERM"
 sleep 0.3
 if pgrep -f "hostile_backend.py hang $tmp/rsig" >/dev/null; then fail "replay: the backend process outlived SIGTERM"; else
   pass "replay: SIGTERM killed the backend's process group"; fi
 xargs -r kill -9 <rsig/escaped.pids 2>/dev/null  # (a signal handler cannot search by token)
 # An in-process plugin that hangs cannot be interrupted; a second SIGINT ends the run at once.
-EINFUZZ_FAULTY_MODE=hang "$bin" fuzz --backend "plugin:$plugin,fused" --seconds 600 --quiet --no-store >"$tmp/out" 2>&1 &
+EINFUZZ_FAULTY_MODE=hang EINFUZZ_FAULTY_MARK="$tmp/hanging" "$bin" fuzz --backend "plugin:$plugin,fused" --seconds 600 \
+  --quiet --no-store >"$tmp/out" 2>&1 &
 pid=$!
-sleep 1
+for _ in $(seq 1 300); do [ -f hanging ] && break; sleep 0.05; done
 kill -INT "$pid"
 sleep 0.5
 kill -INT "$pid"
-(sleep 30; kill -9 "$pid" 2>/dev/null) &
-watchdog=$!
-wait "$pid"
-got=$?
-kill "$watchdog" 2>/dev/null
+wait_or_kill "$pid" 30
 status 130 "fuzz on a hanging in-process plugin: a second SIGINT ends it"
 
 # --- Time: absurd budgets are bad input; a hung backend costs at most one timeout past the budget ---

@@ -4,7 +4,8 @@
  * badtext — then it does what the name says (badtext: a rejection whose message has invalid UTF-8,
  * control characters and a multi-byte character across byte 2000). The environment variable
  * EINFUZZ_FAULTY_MODE=WORD does the same on every case (for campaigns, whose patterns are drawn),
- * and EINFUZZ_FAULTY_NAME sets the name the table reports (e.g. to bytes that are not UTF-8). */
+ * EINFUZZ_FAULTY_NAME sets the name the table reports (e.g. to bytes that are not UTF-8), and
+ * EINFUZZ_FAULTY_MARK=FILE is created when a `hang` begins (so a test signals a hung run). */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
 
@@ -26,6 +27,11 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   if (starts_with(p, "abort")) abort();
   if (mode && *mode && starts_with(p, "segv")) raise(SIGSEGV);
   if (mode && *mode && starts_with(p, "hang")) {
+    const char* mark = getenv("EINFUZZ_FAULTY_MARK");
+    if (mark && *mark) {
+      FILE* f = fopen(mark, "w");
+      if (f) fclose(f);
+    }
     for (volatile unsigned long i = 0;; ++i) {
     }
   }
