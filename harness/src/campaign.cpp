@@ -62,6 +62,8 @@ class Shared {
   std::atomic<std::uint64_t> unshrunk{0};
   std::atomic<std::uint64_t> skipped{0};
   std::atomic<std::uint64_t> unconfirmed{0};
+  /// Failures of a pre-shrink signature with no group that found no time left to shrink: they may be new.
+  std::atomic<std::uint64_t> unexamined{0};
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> store_failures{0};  ///< findings whose case file could not be written
 
@@ -129,6 +131,13 @@ class Shared {
 
   /// The known divergences: group signature → stored file (set before any worker starts).
   void set_known(std::map<std::string, std::filesystem::path> known) { known_ = std::move(known); }
+  /// True when failures of pre-shrink signature `pre` already belong to a group.
+  bool pre_grouped(const std::string& pre) {
+    std::lock_guard lock(mutex_);
+    const auto it = pre_.find(pre);
+    return it != pre_.end() && !it->second.group.empty();
+  }
+
   /// True when `signature` is already a group.
   bool has_group(const std::string& signature) {
     std::lock_guard lock(mutex_);
@@ -324,12 +333,13 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
       if (o.record_verdicts) record.labels.push_back(v.label());
       if (!is_failure(v.kind)) continue;
       ++shared.failures;
-      if (!o.cases && v.kind == VerdictKind::timeout && Clock::now() >= deadline) {
-        ++shared.unshrunk;  // its confirming re-run would be a second timeout past the budget
-        continue;
-      }
       const std::string pre =
           pre_shrink_signature(c, backend_family(outcome.backends[b].backend), v.label(), reference);
+      if (!o.cases && v.kind == VerdictKind::timeout && Clock::now() >= deadline) {
+        ++shared.unshrunk;  // its confirming re-run would be a second timeout past the budget
+        if (!shared.pre_grouped(pre)) ++shared.unexamined;
+        continue;
+      }
       const Shared::Claim claim = shared.claim(pre);
       if (claim == Shared::Claim::counted) continue;
       if (claim == Shared::Claim::unshrunk) {
@@ -342,6 +352,7 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
         max_seconds = std::min(10.0, std::chrono::duration<double>(shrink_deadline - Clock::now()).count());
         if (max_seconds <= 0.01) {
           ++shared.unshrunk;
+          ++shared.unexamined;  // claimed for shrinking: no group has this signature yet
           shared.release(pre);
           continue;
         }
@@ -553,6 +564,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.unshrunk = shared.unshrunk;
   result.skipped = shared.skipped;
   result.unconfirmed = shared.unconfirmed;
+  result.unexamined = shared.unexamined;
   result.known_loaded = known_loaded;
   result.known_errors = std::move(known_errors);
   result.store_failures = shared.store_failures;

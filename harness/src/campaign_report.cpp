@@ -108,6 +108,11 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
           << "    reproduce: " << f.reproduce << "\n";
     }
   }
+  if (r.unexamined) {
+    out << r.unexamined << (r.unexamined == 1 ? " failure" : " failures")
+        << " of a signature no group covers came too late to shrink: it may be new (exit 1); rerun with "
+           "a longer --seconds or --cases\n";
+  }
   if (r.unconfirmed) {
     out << r.unconfirmed << (r.unconfirmed == 1 ? " failure" : " failures")
         << " did not fail again when its shrunk case was re-run on the same backend (a flaky or stateful "
@@ -129,6 +134,7 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["skipped_cases"] = r.skipped;
   j["stopped_by_signal"] = r.stopped_by_signal;  // 0, or SIGINT/SIGTERM: the run was cut short
   j["unconfirmed_failures"] = r.unconfirmed;
+  j["unexamined_failures"] = r.unexamined;
   j["backends"] = nlohmann::ordered_json::array();
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();

@@ -3,11 +3,13 @@
 // the stored corpus entries and reports, and replay.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/harness/campaign.hpp"
@@ -371,6 +373,41 @@ TEST(Replay, ChecksExpectAndReportsUnreadableCases) {
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.error().code, Code::invalidArgument);
   std::filesystem::remove_all(dir);
+}
+
+// A failure that comes too late to be shrunk has no group, so nothing shows that it is known: the
+// campaign must still say "something may be new" (exit 1), never pass it over in silence.
+TEST(Campaign, AFailureTooLateToShrinkStillCountsAsNew) {
+  class LateHang final : public Backend {
+   public:
+    std::string_view name() const override { return "late-hang"; }
+    const Capabilities& capabilities() const override { return caps_; }
+    BackendResult run(const Case&) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // every case outlasts the budget
+      return Fault{FaultKind::timeout, "no answer (test)"};
+    }
+    Capabilities caps_ = [] {
+      Capabilities c;
+      c.ops = {Op::einsum, Op::reduce};
+      c.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+      c.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
+      return c;
+    }();
+  };
+  CampaignOptions o;
+  o.seconds = 0.2;
+  o.store = false;
+  o.progress_interval = 3600;
+  auto result = run_campaign(o, []() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(std::make_unique<LateHang>());
+    return out;
+  });
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  ASSERT_GE(result->failures, 1u);
+  EXPECT_TRUE(result->findings.empty());
+  EXPECT_GE(result->unexamined, 1u);
+  EXPECT_TRUE(result->found_new());
 }
 
 }  // namespace

@@ -201,7 +201,7 @@ Subcommand add_fuzz(CLI::App& app) {
               ok = false;
             }
             if (!ok) return finish_guarded(kExitIncomplete);
-            return finish_guarded(result->new_groups() > 0 ? 1 : 0);
+            return finish_guarded(result->found_new() ? 1 : 0);
           }};
 }
 

@@ -110,6 +110,9 @@ struct CampaignResult {
   /// from the factory, was not a failing verdict of the same kind: not findings, not stored (a flaky
   /// or stateful backend).
   std::uint64_t unconfirmed = 0;
+  /// Failures of a signature that no group covers and that were not shrunk because no time was left
+  /// (a late hang, the shrink deadline passed): nothing shows they are known, so they count as new.
+  std::uint64_t unexamined = 0;
   std::vector<CaseRecord> records;  ///< ordered by case index, when recorded
   /// The signal (SIGINT, SIGTERM) that stopped the campaign early (request_stop), else 0. The case
   /// in flight when it arrived is not counted; everything before it is, findings included.
@@ -117,8 +120,11 @@ struct CampaignResult {
   std::uint64_t store_failures = 0;  ///< findings whose case file could not be written (I/O error)
 
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
-  /// Groups that match no stored divergence: what makes `einfuzz fuzz` exit 1.
+  /// Groups that match no stored divergence.
   std::size_t new_groups() const;
+  /// Something may be new: a new group, or a failure never examined for lack of time (`unexamined`).
+  /// What makes `einfuzz fuzz` exit 1.
+  bool found_new() const { return new_groups() > 0 || unexamined > 0; }
 };
 
 /// Builds one set of backends (called once per worker, before any case runs).
