@@ -102,6 +102,8 @@ expect 2 '"status": "skipped"' -- check 'a b, b c -> a c' --shapes 4x4,4x4 --max
 if [ "${EINFUZZ_REQUIRE_ALL_BACKENDS:-0}" = 1 ]; then
   expect 2 "max-materialised-elements" -- check 'a b, b c -> a c' --shapes 600x600,600x600 --backend numpy,torch
 fi
+# shrink on a case over a harness limit: a diagnostic (exit 2), never an uncaught exception (exit 134).
+expect 2 "over a harness limit" -- shrink "$cases/matmul.case.json" --max-materialised-elements 10
 # Limits at the boundary: accepted by the reference and by every in-process backend alike.
 expect 0 "pass" -- check 'a b, b c -> a c' --shapes 4x4,4x4 --max-tensor-elements 16 --max-materialised-elements 192 --backend fused,shuffle,eigen,xtensor
 

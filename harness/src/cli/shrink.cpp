@@ -74,6 +74,12 @@ Subcommand add_shrink(CLI::App& app) {
             Backend& backend = *owned->front();
             Backend* one[] = {&backend};
             const CaseOutcome before = run_case(*c, one, st->run);
+            if (before.skipped) {  // over a harness limit: no backend ran, there is no verdict to keep
+              std::cerr << "error[sizeLimitExceeded]: " << st->case_file
+                        << " is over a harness limit, a verdict on nobody (SEMANTICS 13.4): "
+                        << before.skipped->message << "\n";
+              return 2;
+            }
             const Verdict& verdict = before.backends.at(0).verdict;
             if (!is_failure(verdict.kind)) {
               std::cerr << "error[invalidArgument]: " << st->case_file << " does not fail on " << backend.name()
