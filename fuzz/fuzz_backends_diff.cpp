@@ -37,6 +37,7 @@ int run(std::span<const std::uint8_t> data) {
   if (!decoded) return 0;
   const Case& c = decoded->c;
   RunOptions options;
+  options.limits = fuzz_limits();
 
   const Result<CheckedCase> checked = check_case(c, options.limits);
   if (checked) {
@@ -46,8 +47,8 @@ int run(std::span<const std::uint8_t> data) {
     }
   }
 
-  const std::unique_ptr<Backend> eigen = make_eigen_backend();
-  const std::unique_ptr<Backend> xtensor = make_xtensor_backend();
+  const std::unique_ptr<Backend> eigen = make_eigen_backend(options.limits);
+  const std::unique_ptr<Backend> xtensor = make_xtensor_backend(options.limits);
   const std::vector<Backend*> backends = {eigen.get(), xtensor.get()};
   CaseOutcome outcome = run_case(c, backends, options);
   std::erase_if(outcome.backends, [&](const BackendOutcome& b) { return known_divergence(b, c, *xtensor); });

@@ -149,7 +149,8 @@ Structure decode_structure(std::span<const std::uint8_t> data, OpChoice op) {
 TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const std::uint8_t> data) {
   TargetSetup setup;
   setup.backends = {"fused", "shuffle"};
-  setup.run.exec = exec;  // default limits: every implementation checks against the same ones
+  setup.run.exec = exec;
+  setup.run.limits = fuzz_limits();  // every implementation checks against the same ones
   setup.run.shuffle_seed = input_hash(data);
   return setup;
 }
