@@ -270,6 +270,8 @@ TEST(RoundTripArtifacts, ConvertedSeedsReproduceTheTargetsVerdicts) {
       for (auto it = std::sregex_iterator(conv.err.begin(), conv.err.end(), verdict); it != std::sregex_iterator(); ++it) {
         want[(*it)[1]] = (*it)[2];
       }
+      // Over the targets' harness limits (fuzz_limits()): skipped, a verdict on nobody.
+      if (want.empty() && conv.err.find("--max-tensor-elements") != std::string::npos) continue;
       const auto lines = reproduce_lines(conv.err);
       ASSERT_EQ(lines.size(), 1u) << conv.err;
       EXPECT_EQ(want.size(), 3u) << conv.err;  // fused, shuffle, the plugin
