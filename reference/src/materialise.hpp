@@ -2,6 +2,8 @@
 // every operand broadcast over the global axis space G (SEMANTICS §3.7, §4), and coordinate helpers.
 #pragma once
 
+#include <algorithm>
+
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -42,8 +44,13 @@ inline Shape global_shape(const CheckedEinsum& e) {
 template <class T>
 std::vector<std::vector<T>> broadcast_operands(const CheckedEinsum& e, std::span<const Tensor> inputs) {
   const Shape gshape = global_shape(e);
-  std::int64_t global_size = 1;
-  for (std::int64_t d : gshape) global_size *= d;
+  // An empty global space first: its other lengths may multiply past int64 (the checker bounds the
+  // output and contraction counts, which are 0 then); without a 0 the product is within the limits.
+  const bool empty = std::find(gshape.begin(), gshape.end(), std::int64_t{0}) != gshape.end();
+  std::int64_t global_size = empty ? 0 : 1;
+  if (!empty) {
+    for (std::int64_t d : gshape) global_size *= d;
+  }
   std::vector<std::vector<T>> out(e.operands.size());
   for (std::size_t k = 0; k < e.operands.size(); ++k) {
     const CheckedOperand& op = e.operands[k];
