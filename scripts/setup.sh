@@ -9,7 +9,7 @@ packages=(
   libgtest-dev libbenchmark-dev librapidcheck-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgmp-dev libmpfr-dev libeigen3-dev libxtensor-dev
-  python3-numpy libclang-rt-14-dev libtorch-dev python3-torch
+  python3-numpy python3-yaml libclang-rt-14-dev libtorch-dev python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do
