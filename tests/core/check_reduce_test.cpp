@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "einfuzz/core/check_reduce.hpp"
+#include "support/text_gen.hpp"
 
 namespace einfuzz {
 namespace {
@@ -263,15 +264,9 @@ std::int64_t product_of(const CheckedReduce& r, const std::vector<int>& axes) {
 // Pattern texts from the grammar's alphabet and hostile shapes/lengths: never a crash or UB, and
 // every diagnostic points inside the pattern (or at no column).
 rc::Gen<std::string> pattern_text() {
-  static const std::vector<std::string> pieces = {
-      "a", "b", "c", "h", "_", "x_", "2", "3", "1", "0", "01", "99999999999999999999", "9223372036854775807",
-      " ", " ", " ", " ", ",", "->", "->", "-", "...", ".", "(", ")", "()", "(1)", "*", "\t", "$", "\xe2\x80\xa6"};
-  return rc::gen::map(rc::gen::container<std::vector<std::string>>(rc::gen::elementOf(pieces)),
-                      [](const std::vector<std::string>& v) {
-                        std::string s;
-                        for (const auto& p : v) s += p;
-                        return s;
-                      });
+  return test::concatenations({"a", "b", "c", "h", "_", "x_", "2", "3", "1", "0", "01", "99999999999999999999",
+                               "9223372036854775807", " ", " ", " ", " ", ",", "->", "->", "-", "...", ".", "(", ")",
+                               "()", "(1)", "*", "\t", "$", "\xe2\x80\xa6"});
 }
 
 RC_GTEST_PROP(CheckReduceProperty, NeverCrashesAndColumnsLieInsideThePattern, ()) {

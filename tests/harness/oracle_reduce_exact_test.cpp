@@ -22,19 +22,6 @@ using namespace oracle_test;
 using reference::ElementTruth;
 using reference::ValueClass;
 
-/// An MPFR number that frees itself.
-class Mp {
- public:
-  explicit Mp(mpfr_prec_t precision) { mpfr_init2(v_, precision); }
-  ~Mp() { mpfr_clear(v_); }
-  Mp(const Mp&) = delete;
-  Mp& operator=(const Mp&) = delete;
-  mpfr_ptr get() { return v_; }
-
- private:
-  mpfr_t v_;
-};
-
 /// x / divisor rounded once to T as IEEE does (precision p, subnormals and overflow emulated).
 template <class T>
 T round_ieee(mpfr_ptr x, long divisor) {
