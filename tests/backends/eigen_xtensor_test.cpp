@@ -1,4 +1,4 @@
-// The `eigen` and `xtensor` backends: every SEMANTICS §11 row with its expected verdict per backend,
+// The `eigen` and `xtensor` backends (their §11 rows: eigen_xtensor_rows_test.cpp): capabilities,
 // the Eigen assertion guard, xtensor's observed min/max behaviour, the stored divergences, and
 // RapidCheck properties (random einsums and reduces never fail except for documented divergences).
 #include <gtest/gtest.h>
@@ -29,6 +29,7 @@
 #include "support/conformance_rows.hpp"
 #include "support/reduce_gen.hpp"
 #include "support/values_text.hpp"
+#include "support/verdicts.hpp"
 
 namespace einfuzz {
 namespace {
@@ -38,187 +39,9 @@ using VK = VerdictKind;
 // ---------------------------------------------------------------------------------------------
 // Cases and running
 
-Case einsum_case(const test::EinsumValueRow& row) {
-  Case c;
-  c.pattern = row.pattern;
-  c.dtype = row.dtype;
-  auto shapes = parse_shapes(row.shapes, Limits{});
-  EXPECT_TRUE(shapes.ok()) << row.shapes;
-  for (std::size_t k = 0; k < shapes->size(); ++k) {
-    c.inputs.push_back(test::tensor_from_text(row.dtype, (*shapes)[k], row.values.at(k)));
-  }
-  return c;
-}
-
-Case einsum_case(const test::EinsumErrorRow& row) {
-  Case c;
-  c.pattern = row.pattern;
-  c.dtype = DType::f64;
-  auto shapes = parse_shapes(row.shapes, Limits{});
-  EXPECT_TRUE(shapes.ok()) << row.shapes;
-  for (const Shape& s : *shapes) c.inputs.emplace_back(DType::f64, s);
-  return c;
-}
-
-Case reduce_case(const char* pattern, const char* kind, const test::Lengths& lengths, DType dtype, Tensor input) {
-  Case c;
-  c.op = Op::reduce;
-  c.pattern = pattern;
-  c.reduction = kind;
-  c.axis_lengths = lengths;
-  c.dtype = dtype;
-  c.inputs.push_back(std::move(input));
-  return c;
-}
-
-Case reduce_case(const test::ReduceValueRow& row) {
-  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype,
-                     test::tensor_from_text(row.dtype, row.shape, row.values));
-}
-
-Case reduce_case(const test::ReduceErrorRow& row) {
-  Case c = reduce_case(row.pattern, row.kind, row.lengths, row.dtype, Tensor(row.dtype, row.shape));
-  return c;
-}
-
 std::unique_ptr<Backend> make(const std::string& name) {
   return name == "eigen" ? make_eigen_backend() : make_xtensor_backend();
 }
-
-Verdict run_on(const Case& c, Backend& backend, const RunOptions& options = {}) {
-  Backend* list[] = {&backend};
-  return run_case(c, list, options).backends.at(0).verdict;
-}
-
-std::string explain(const Verdict& v) {
-  std::string s = v.label() + ": " + v.detail;
-  if (v.first) {
-    s += "\n  element " + std::to_string(v.first->flat_index) + ": expected " + v.first->expected + ", actual " +
-         v.first->actual + ", exact " + v.first->exact;
-  }
-  return s;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Expected verdicts of the §11 value rows. Every row not listed passes. Each entry is a verdict
-// ORACLE.md allows for that backend, pinned to what these library versions do.
-
-struct Expected {
-  VK eigen;
-  VK xtensor;
-};
-
-const std::map<std::string, Expected>& einsum_exceptions() {
-  static const std::map<std::string, Expected> rows = {
-      // Diagonals: Eigen's Tensor module has no diagonal view (xtensor takes xt::diagonal).
-      {"E05", {VK::unsupported, VK::pass}},
-      {"E06", {VK::unsupported, VK::pass}},
-      {"E07", {VK::unsupported, VK::pass}},
-      {"E08", {VK::unsupported, VK::pass}},
-      {"E17", {VK::unsupported, VK::pass}},
-      // Passthrough `i -> i` on -0: Eigen copies (no 0 + x), so -0 stays: ORACLE §2 signed-zero note.
-      {"E33", {VK::note_signed_zero, VK::pass}},
-      // inf·0 is a NaN term: certain for per-term xtensor, path-dependent for factoring Eigen (§3).
-      {"E35", {VK::indeterminate, VK::pass}},
-      // 1e308·10·0.1: partial products may overflow, no certificate (§2): inf or 1e308 both accepted.
-      {"E37", {VK::indeterminate, VK::indeterminate}},
-      {"E38", {VK::indeterminate, VK::indeterminate}},
-  };
-  return rows;
-}
-
-const std::map<std::string, Expected>& reduce_exceptions() {
-  static const std::map<std::string, Expected> rows = {
-      // xtensor's amin/amax fold from ±max() with `select(acc > v, acc, v)`: a NaN is kept only when
-      // it is the fibre's last value (known divergence, corpus/divergences/README.md).
-      {"R16", {VK::pass, VK::mismatch_special}},
-      {"R17", {VK::pass, VK::mismatch_special}},
-      {"R18", {VK::pass, VK::mismatch_special}},
-      // ±0 ties: either sign is a fibre element (ORACLE §5); both libraries take the later value.
-      {"R20", {VK::note_signed_zero, VK::note_signed_zero}},
-      {"R23", {VK::note_signed_zero, VK::note_signed_zero}},
-      // 1e308·10·0.1 without a certificate of no overflow (ORACLE §4).
-      {"R29", {VK::indeterminate, VK::indeterminate}},
-  };
-  return rows;
-}
-
-/// The row's expected verdict: its exception, else `pass` (floats, any-order oracle) or
-/// `pass(bitwise)` (integers and bools are exact under both oracles).
-VK expected_for(const std::map<std::string, Expected>& exceptions, const std::string& id, DType dtype,
-                const std::string& backend) {
-  const auto it = exceptions.find(id);
-  if (it == exceptions.end()) return is_float(dtype) ? VK::pass : VK::pass_bitwise;
-  return backend == "eigen" ? it->second.eigen : it->second.xtensor;
-}
-
-// ---------------------------------------------------------------------------------------------
-// §11 rows, each through each backend
-
-class EinsumValueRows : public ::testing::TestWithParam<test::EinsumValueRow> {
- protected:
-  void check(const std::string& backend_name) {
-    const auto& row = GetParam();
-    auto backend = make(backend_name);
-    const Verdict v = run_on(einsum_case(row), *backend);
-    EXPECT_EQ(verdict_name(v.kind), verdict_name(expected_for(einsum_exceptions(), row.id, row.dtype, backend_name)))
-        << explain(v);
-  }
-};
-TEST_P(EinsumValueRows, Eigen) { check("eigen"); }
-TEST_P(EinsumValueRows, Xtensor) { check("xtensor"); }
-INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRows, ::testing::ValuesIn(test::einsum_value_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
-
-// Error rows: the adapters run the checker first and reject with its code, which is agreement.
-class EinsumErrorRows : public ::testing::TestWithParam<test::EinsumErrorRow> {
- protected:
-  void check(const std::string& backend_name) {
-    auto backend = make(backend_name);
-    const Case c = einsum_case(GetParam());
-    const BackendResult direct = backend->run(c);
-    ASSERT_TRUE(std::holds_alternative<Rejected>(direct));
-    EXPECT_EQ(std::get<Rejected>(direct).code, code_name(GetParam().code));
-    const Verdict v = run_on(c, *backend);
-    EXPECT_EQ(v.kind, VK::pass) << explain(v);
-  }
-};
-TEST_P(EinsumErrorRows, Eigen) { check("eigen"); }
-TEST_P(EinsumErrorRows, Xtensor) { check("xtensor"); }
-INSTANTIATE_TEST_SUITE_P(Semantics11_2, EinsumErrorRows, ::testing::ValuesIn(test::einsum_error_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
-
-class ReduceValueRows : public ::testing::TestWithParam<test::ReduceValueRow> {
- protected:
-  void check(const std::string& backend_name) {
-    const auto& row = GetParam();
-    auto backend = make(backend_name);
-    const Verdict v = run_on(reduce_case(row), *backend);
-    EXPECT_EQ(verdict_name(v.kind), verdict_name(expected_for(reduce_exceptions(), row.id, row.dtype, backend_name)))
-        << explain(v);
-  }
-};
-TEST_P(ReduceValueRows, Eigen) { check("eigen"); }
-TEST_P(ReduceValueRows, Xtensor) { check("xtensor"); }
-INSTANTIATE_TEST_SUITE_P(Semantics11_3, ReduceValueRows, ::testing::ValuesIn(test::reduce_value_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
-
-class ReduceErrorRows : public ::testing::TestWithParam<test::ReduceErrorRow> {
- protected:
-  void check(const std::string& backend_name) {
-    auto backend = make(backend_name);
-    const Case c = reduce_case(GetParam());
-    const BackendResult direct = backend->run(c);
-    ASSERT_TRUE(std::holds_alternative<Rejected>(direct));
-    EXPECT_EQ(std::get<Rejected>(direct).code, code_name(GetParam().code));
-    const Verdict v = run_on(c, *backend);
-    EXPECT_EQ(v.kind, VK::pass) << explain(v);
-  }
-};
-TEST_P(ReduceErrorRows, Eigen) { check("eigen"); }
-TEST_P(ReduceErrorRows, Xtensor) { check("xtensor"); }
-INSTANTIATE_TEST_SUITE_P(Semantics11_4, ReduceErrorRows, ::testing::ValuesIn(test::reduce_error_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
 
 // ---------------------------------------------------------------------------------------------
 // Capabilities, registry, rank bound, bool einsum
@@ -258,7 +81,7 @@ TEST(EigenXtensorBackends, BoolEinsumIsRejectedLikeTheChecker) {
   c.inputs = {Tensor(DType::boolean, Shape{2}), Tensor(DType::boolean, Shape{2})};
   for (const char* name : {"eigen", "xtensor"}) {
     auto b = make(name);
-    EXPECT_EQ(run_on(c, *b).kind, VK::pass) << name;  // both reject with unsupportedDtype
+    EXPECT_EQ(test::run_on(c, *b).kind, VK::pass) << name;  // both reject with unsupportedDtype
   }
 }
 
@@ -268,14 +91,14 @@ TEST(EigenBackend, RanksBeyondSixAreUnsupported) {
   c.dtype = DType::f64;
   c.inputs = {test::tensor_from_text(DType::f64, {1, 2, 1, 2, 1, 2, 2}, "1..16")};
   auto eigen = make_eigen_backend();
-  EXPECT_EQ(run_on(c, *eigen).kind, VK::unsupported);
+  EXPECT_EQ(test::run_on(c, *eigen).kind, VK::unsupported);
   auto xtensor = make_xtensor_backend();  // dynamic rank
-  EXPECT_EQ(run_on(c, *xtensor).kind, VK::pass);
+  EXPECT_EQ(test::run_on(c, *xtensor).kind, VK::pass);
   // Rank 6 operands are dispatched; a rank-6 permutation of non-unit axes too.
   c.pattern = "a b c d e f -> f e d c b a";
   c.inputs = {test::tensor_from_text(DType::f64, {2, 2, 2, 2, 2, 2}, "1..64")};
-  const Verdict v = run_on(c, *eigen);
-  EXPECT_EQ(v.kind, VK::pass) << explain(v);
+  const Verdict v = test::run_on(c, *eigen);
+  EXPECT_EQ(v.kind, VK::pass) << test::explain(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,8 +130,8 @@ TEST(EigenBackend, EmptyInputWithHugeLengthsIsEmptyNotOverflow) {
   c.dtype = DType::i64;
   c.inputs = {Tensor(DType::i64, Shape{97, 2350098854370846542, 32, 0, 127, 98})};
   const std::unique_ptr<Backend> eigen = make_eigen_backend();
-  const Verdict v = run_on(c, *eigen);
-  EXPECT_TRUE(v.kind == VK::pass || v.kind == VK::pass_bitwise) << explain(v);
+  const Verdict v = test::run_on(c, *eigen);
+  EXPECT_TRUE(v.kind == VK::pass || v.kind == VK::pass_bitwise) << test::explain(v);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -346,14 +169,14 @@ TEST(XtensorBackend, ObservedMinMaxNanProfileIsNotPropagate) {
   for (const Probe& p : probes) {
     const test::Lengths none;
     const auto n = static_cast<std::int64_t>(test::parse_value_list(p.values).size());
-    const Case c = reduce_case("a ->", p.kind, none, DType::f64, test::tensor_from_text(DType::f64, {n}, p.values));
+    const Case c = test::reduce_case("a ->", p.kind, none, DType::f64, test::tensor_from_text(DType::f64, {n}, p.values));
     const Tensor got = run_direct(*xtensor, c);
     const double r = got.values<double>()[0];
     EXPECT_TRUE(std::isnan(p.xtensor) ? std::isnan(r) : r == p.xtensor) << p.kind << " " << p.values << " gave " << r;
     EXPECT_TRUE(xtensor_matches_extreme_model(c, got)) << p.kind << " " << p.values;
     // Eigen's minimum/maximum<PropagateNaN> propagate, as declared.
-    const Verdict ve = run_on(c, *eigen);
-    EXPECT_EQ(ve.kind, VK::pass) << p.kind << " " << p.values << ": " << explain(ve);
+    const Verdict ve = test::run_on(c, *eigen);
+    EXPECT_EQ(ve.kind, VK::pass) << p.kind << " " << p.values << ": " << test::explain(ve);
   }
 }
 
@@ -378,8 +201,8 @@ TEST(StoredDivergences, ReproduceWithTheirRecordedVerdict) {
     const std::string backend_name = origin_field(*c, "backend");
     auto backend = make_builtin_backend(backend_name, RunOptions{});
     ASSERT_NE(backend, nullptr) << backend_name;
-    const Verdict v = run_on(*c, *backend);
-    EXPECT_EQ(v.label(), origin_field(*c, "verdict")) << explain(v);
+    const Verdict v = test::run_on(*c, *backend);
+    EXPECT_EQ(v.label(), origin_field(*c, "verdict")) << test::explain(v);
     ++seen;
   }
   EXPECT_GE(seen, 1);
@@ -402,10 +225,10 @@ TEST(XtensorDivergence, ThePredicateRecognisesTheRecordedFoldAndNothingElse) {
     SCOPED_TRACE(entry.path().filename().string());
     ++seen;
     const Tensor got = run_direct(*xtensor, *c);
-    EXPECT_TRUE(is_failure(run_on(*c, *xtensor).kind)) << "the recorded verdict is a failure";
+    EXPECT_TRUE(is_failure(test::run_on(*c, *xtensor).kind)) << "the recorded verdict is a failure";
     ASSERT_TRUE(is_xtensor_extreme_divergence(*c, got)) << "the stored divergence, as xtensor computes it";
     const Tensor propagate = run_direct(*eigen, *c);
-    EXPECT_EQ(run_on(*c, *eigen).kind, VK::pass);
+    EXPECT_EQ(test::run_on(*c, *eigen).kind, VK::pass);
     EXPECT_FALSE(is_xtensor_extreme_divergence(*c, propagate)) << "the correct answer";
     for (std::int64_t i = 0; i < got.size(); ++i) {
       Tensor wrong = got;
@@ -437,7 +260,7 @@ TEST(XtensorDivergence, ThePredicateRecognisesTheRecordedFoldAndNothingElse) {
 // Properties: random valid cases never fail, except for the documented xtensor min/max divergence
 
 std::string failure_report(const std::string& backend, const Verdict& v, const Case& c) {
-  return backend + ": " + explain(v) + "\ncase:\n" + write_case(c);
+  return backend + ": " + test::explain(v) + "\ncase:\n" + write_case(c);
 }
 
 /// Runs `c` on both backends; any failing verdict, or an `unsupported` other than Eigen's rank bound
@@ -532,12 +355,12 @@ RC_GTEST_PROP(EigenXtensorProperties, GeneratedReducesNeverFailExceptXtensorMinM
   const Case c = reduce_case_of(g);
   auto eigen = make_eigen_backend();
   auto xtensor = make_xtensor_backend();
-  const Verdict ve = run_on(c, *eigen);
+  const Verdict ve = test::run_on(c, *eigen);
   if (is_failure(ve.kind)) RC_FAIL(failure_report("eigen", ve, c));
   // The one thing Eigen may not express here: a permutation above its dispatched rank.
   if (ve.kind == VK::unsupported && ve.detail.find("rank") == std::string::npos) RC_FAIL(failure_report("eigen", ve, c));
   RC_CLASSIFY(ve.kind == VK::unsupported, "eigen unsupported (rank > 6)");
-  const Verdict vx = run_on(c, *xtensor);
+  const Verdict vx = test::run_on(c, *xtensor);
   if (is_failure(vx.kind)) {
     // Known: xtensor's amin/amax fold (corpus/divergences/README.md), exactly as modelled.
     const bool extreme = g.kind == Reduction::min || g.kind == Reduction::max;
@@ -558,10 +381,10 @@ RC_GTEST_PROP(EigenXtensorProperties, LongerFibresNeverFailExceptXtensorMinMax, 
   options.max_elements = 1 << 14;
   const Case c = reduce_case_of(test::generate_reduce_case(rng, options));
   auto eigen = make_eigen_backend();
-  const Verdict ve = run_on(c, *eigen);
+  const Verdict ve = test::run_on(c, *eigen);
   if (is_failure(ve.kind)) RC_FAIL(failure_report("eigen", ve, c));
   auto xtensor = make_xtensor_backend();
-  const Verdict vx = run_on(c, *xtensor);
+  const Verdict vx = test::run_on(c, *xtensor);
   const bool extreme = *c.reduction == "min" || *c.reduction == "max";
   if (is_failure(vx.kind) && !(extreme && xtensor_matches_extreme_model(c, run_direct(*xtensor, c)))) {
     RC_FAIL(failure_report("xtensor", vx, c));
@@ -577,7 +400,7 @@ RC_GTEST_PROP(EigenXtensorProperties, XtensorMinMaxFollowsTheModelledFold, ()) {
   auto xtensor = make_xtensor_backend();
   const Tensor got = run_direct(*xtensor, c);
   if (!xtensor_matches_extreme_model(c, got)) RC_FAIL("xtensor differs from its model\ncase:\n" + write_case(c));
-  const Verdict v = run_on(c, *xtensor);
+  const Verdict v = test::run_on(c, *xtensor);
   RC_CLASSIFY(is_failure(v.kind), "diverges from propagate");
 }
 

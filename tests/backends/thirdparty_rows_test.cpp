@@ -21,6 +21,7 @@
 #include "einfuzz/harness/run.hpp"
 #include "support/conformance_rows.hpp"
 #include "support/values_text.hpp"
+#include "support/verdicts.hpp"
 
 namespace einfuzz {
 namespace {
@@ -66,60 +67,6 @@ Backend* shared(const std::string& name) {
   auto it = p.find(name);
   if (it == p.end()) it = p.emplace(name, make(name)).first;
   return it->second.get();
-}
-
-Verdict run_on(const Case& c, Backend& backend) {
-  Backend* list[] = {&backend};
-  return run_case(c, list, RunOptions{}).backends.at(0).verdict;
-}
-
-std::string explain(const Verdict& v) {
-  std::string s = v.label() + ": " + v.detail;
-  if (v.first) s += " [element " + std::to_string(v.first->flat_index) + ": expected " + v.first->expected +
-                    ", actual " + v.first->actual + "]";
-  return s;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cases of the §11 rows
-
-Case einsum_case(const test::EinsumValueRow& row) {
-  Case c;
-  c.pattern = row.pattern;
-  c.dtype = row.dtype;
-  auto shapes = parse_shapes(row.shapes, Limits{});
-  for (std::size_t k = 0; k < shapes->size(); ++k) {
-    c.inputs.push_back(test::tensor_from_text(row.dtype, (*shapes)[k], row.values.at(k)));
-  }
-  return c;
-}
-
-Case einsum_case(const test::EinsumErrorRow& row) {
-  Case c;
-  c.pattern = row.pattern;
-  auto shapes = parse_shapes(row.shapes, Limits{});
-  for (const Shape& s : *shapes) c.inputs.emplace_back(DType::f64, s);
-  return c;
-}
-
-Case reduce_case(const char* pattern, const char* kind, const test::Lengths& lengths, DType dtype, Tensor input) {
-  Case c;
-  c.op = Op::reduce;
-  c.pattern = pattern;
-  c.reduction = kind;
-  c.axis_lengths = lengths;
-  c.dtype = dtype;
-  c.inputs.push_back(std::move(input));
-  return c;
-}
-
-Case reduce_case(const test::ReduceValueRow& row) {
-  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, test::tensor_from_text(row.dtype, row.shape, row.values));
-}
-
-Case reduce_case(const test::ReduceErrorRow& row) {
-  // Y21 (any on floats) and Y22 (mean on integers) carry their dtype in the row.
-  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, Tensor(row.dtype, row.shape));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,9 +157,9 @@ class Rows : public ::testing::TestWithParam<std::string> {
     if (!backend_) GTEST_SKIP() << skip_reason(GetParam());
   }
   void check(const std::string& id, const Case& c, VK fallback) {
-    const Verdict v = run_on(c, *backend_);
+    const Verdict v = test::run_on(c, *backend_);
     const VK want = expected(GetParam(), id, fallback);
-    EXPECT_EQ(verdict_name(v.kind), verdict_name(want)) << GetParam() << " " << id << " '" << c.pattern << "': " << explain(v);
+    EXPECT_EQ(verdict_name(v.kind), verdict_name(want)) << GetParam() << " " << id << " '" << c.pattern << "': " << test::explain(v);
     ++counts_[verdict_name(v.kind)];
   }
   void TearDown() override {
@@ -226,29 +173,25 @@ class Rows : public ::testing::TestWithParam<std::string> {
 
 TEST_P(Rows, EinsumValues) {
   for (const auto& row : test::einsum_value_rows()) {
-    check(row.id, einsum_case(row), is_float(row.dtype) ? VK::pass : VK::pass_bitwise);
+    check(row.id, test::case_of(row), is_float(row.dtype) ? VK::pass : VK::pass_bitwise);
   }
 }
 
 TEST_P(Rows, EinsumErrors) {
-  for (const auto& row : test::einsum_error_rows()) check(row.id, einsum_case(row), VK::pass);
+  for (const auto& row : test::einsum_error_rows()) check(row.id, test::case_of(row), VK::pass);
 }
 
 TEST_P(Rows, ReduceValues) {
   for (const auto& row : test::reduce_value_rows()) {
-    check(row.id, reduce_case(row), is_float(row.dtype) ? VK::pass : VK::pass_bitwise);
+    check(row.id, test::case_of(row), is_float(row.dtype) ? VK::pass : VK::pass_bitwise);
   }
 }
 
 TEST_P(Rows, ReduceErrors) {
-  for (const auto& row : test::reduce_error_rows()) check(row.id, reduce_case(row), VK::pass);
+  for (const auto& row : test::reduce_error_rows()) check(row.id, test::case_of(row), VK::pass);
 }
 
-INSTANTIATE_TEST_SUITE_P(Conformance, Rows, ::testing::ValuesIn(kBackends), [](const auto& p) {
-  std::string s = p.param;
-  for (char& c : s) c = c == '-' ? '_' : c;
-  return s;
-});
+INSTANTIATE_TEST_SUITE_P(Conformance, Rows, ::testing::ValuesIn(kBackends), [](const auto& p) { return test::test_name(p.param); });
 
 // ---------------------------------------------------------------------------------------------
 // A summed ellipsis end to end (issue 10, item 3): numpy rejects `...->`, so the request spells the
@@ -262,8 +205,8 @@ TEST(SummedEllipsis, NumpyComputesItFromTheLabelledSubscripts) {
   for (const char* name : {"numpy", "numpy-opt", "plugin"}) {
     Backend* b = shared(name);
     if (!b) GTEST_SKIP() << skip_reason(name);
-    const Verdict v = run_on(c, *b);
-    EXPECT_EQ(v.kind, VK::pass) << name << ": " << explain(v);
+    const Verdict v = test::run_on(c, *b);
+    EXPECT_EQ(v.kind, VK::pass) << name << ": " << test::explain(v);
   }
 }
 
@@ -303,17 +246,13 @@ TEST_P(StridedInputs, ViewsGiveTheDenseVerdicts) {
         ASSERT_TRUE(layout_storage(c.inputs[k], *c.layouts[k]).ok()) << what;
       }
     }
-    const Verdict v = run_on(c, *b);
-    EXPECT_EQ(v.kind, VK::pass) << GetParam() << " " << what << ": " << explain(v);
+    const Verdict v = test::run_on(c, *b);
+    EXPECT_EQ(v.kind, VK::pass) << GetParam() << " " << what << ": " << test::explain(v);
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, StridedInputs, ::testing::Values("numpy", "numpy-opt", "torch"),
-                         [](const auto& p) {
-                           std::string s = p.param;
-                           for (char& c : s) c = c == '-' ? '_' : c;
-                           return s;
-                         });
+                         [](const auto& p) { return test::test_name(p.param); });
 
 // ---------------------------------------------------------------------------------------------
 // torch's explicit contraction paths are honoured: `a, a, a -> a` on [1e308], [10], [0.1] is
@@ -375,7 +314,7 @@ void reproduce(const std::string& library, const std::vector<std::string>& backe
       const CaseOutcome out = run_case(*c, list, RunOptions{});
       EXPECT_FALSE(out.expect_failure) << file << ": " << *out.expect_failure;
       EXPECT_EQ(out.backends.at(0).verdict.label(), recorded) << file.filename() << " on " << name << ": "
-                                                              << explain(out.backends.at(0).verdict);
+                                                              << test::explain(out.backends.at(0).verdict);
     }
   }
 }
@@ -394,7 +333,7 @@ TEST(Divergences, TheNumpyOneIsReachableOnlyThroughLayouts) {
     ASSERT_TRUE(c.ok());
     if (c->layouts.empty()) continue;
     c->layouts.clear();  // the same logical values, dense
-    EXPECT_EQ(run_on(*c, *b).kind, VK::pass) << file;
+    EXPECT_EQ(test::run_on(*c, *b).kind, VK::pass) << file;
   }
 }
 

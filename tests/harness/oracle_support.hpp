@@ -24,6 +24,7 @@
 #include "einfuzz/harness/values.hpp"
 #include "einfuzz/reference/multiset.hpp"
 #include "support/values_text.hpp"
+#include "support/verdicts.hpp"
 
 namespace einfuzz::oracle_test {
 
@@ -98,10 +99,7 @@ class FixedBackend final : public Backend {
   Capabilities caps_;
 };
 
-inline Verdict run_on(const Case& c, Backend& backend, const RunOptions& options = {}) {
-  Backend* list[] = {&backend};
-  return run_case(c, list, options).backends.at(0).verdict;
-}
+using test::run_on;
 
 /// Runs `c` on a FixedBackend returning the rank-0 or rank-1 `values`.
 template <class T>

@@ -1,6 +1,12 @@
 // The SEMANTICS §11 conformance tables, transcribed row by row.
 #include "support/conformance_rows.hpp"
 
+#include <cstdlib>
+#include <iostream>
+
+#include "einfuzz/harness/check_command.hpp"
+#include "support/values_text.hpp"
+
 namespace einfuzz::test {
 
 constexpr DType kBool = DType::boolean;
@@ -164,6 +170,52 @@ const std::vector<ReduceErrorRow>& reduce_error_rows() {
       {"Y22", "a b -> a", "mean", {}, {2, 2}, Code::unsupportedDtype, "", DType::i32},
   };
   return rows;
+}
+
+std::vector<Shape> shapes_of(const char* text) {
+  auto shapes = parse_shapes(text, Limits{});
+  if (!shapes) {
+    std::cerr << "conformance_rows: bad shapes '" << text << "': " << render(shapes.error()) << "\n";
+    std::abort();
+  }
+  return *shapes;
+}
+
+Case reduce_case(const char* pattern, const char* kind, const Lengths& lengths, DType dtype, Tensor input) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = pattern;
+  c.reduction = kind;
+  c.axis_lengths = lengths;
+  c.dtype = dtype;
+  c.inputs.push_back(std::move(input));
+  return c;
+}
+
+Case case_of(const EinsumValueRow& row) {
+  Case c;
+  c.pattern = row.pattern;
+  c.dtype = row.dtype;
+  const std::vector<Shape> shapes = shapes_of(row.shapes);
+  for (std::size_t k = 0; k < shapes.size(); ++k) c.inputs.push_back(tensor_from_text(row.dtype, shapes[k], row.values.at(k)));
+  return c;
+}
+
+Case case_of(const EinsumErrorRow& row) {
+  Case c;
+  c.pattern = row.pattern;
+  c.dtype = DType::f64;
+  for (const Shape& s : shapes_of(row.shapes)) c.inputs.emplace_back(DType::f64, s);
+  return c;
+}
+
+Case case_of(const ReduceValueRow& row) {
+  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, tensor_from_text(row.dtype, row.shape, row.values));
+}
+
+// Y21 (any on floats) and Y22 (mean on integers) carry their dtype in the row.
+Case case_of(const ReduceErrorRow& row) {
+  return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, Tensor(row.dtype, row.shape));
 }
 
 void PrintTo(const EinsumValueRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "'"; }

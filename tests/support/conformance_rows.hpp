@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "einfuzz/core/case.hpp"
 #include "einfuzz/core/diagnostic.hpp"
 #include "einfuzz/core/dtype.hpp"
 #include "einfuzz/core/tensor.hpp"
@@ -64,6 +65,19 @@ const std::vector<EinsumValueRow>& einsum_value_rows();
 const std::vector<EinsumErrorRow>& einsum_error_rows();
 const std::vector<ReduceValueRow>& reduce_value_rows();
 const std::vector<ReduceErrorRow>& reduce_error_rows();
+
+/// Shapes in `--shapes` notation ("2x3,()"); a table's text that does not parse aborts (a test bug).
+std::vector<Shape> shapes_of(const char* text);
+
+/// A reduce case on one input.
+Case reduce_case(const char* pattern, const char* kind, const Lengths& lengths, DType dtype, Tensor input);
+
+/// The row as a case: a value row with its values, an error row with zero-filled inputs (f64 for
+/// einsums, the row's dtype for reduces). `expect_error` and `origin` are left unset.
+Case case_of(const EinsumValueRow& row);
+Case case_of(const EinsumErrorRow& row);
+Case case_of(const ReduceValueRow& row);
+Case case_of(const ReduceErrorRow& row);
 
 // Test names and failure messages show the row id, not the bytes of the struct.
 void PrintTo(const EinsumValueRow& row, std::ostream* os);

@@ -11,9 +11,10 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "einfuzz/core/case.hpp"
-#include "einfuzz/harness/check_command.hpp"
 #include "support/conformance_rows.hpp"
 #include "support/values_text.hpp"
 
@@ -24,60 +25,30 @@ std::string output_note(const Shape& shape, const char* values) {
   return format_shape(shape) + ": [" + values + "]";
 }
 
-std::vector<Shape> shapes_of(const char* text) {
-  auto shapes = parse_shapes(text, Limits{});
-  if (!shapes) {
-    std::cerr << "make_conformance_corpus: bad shapes '" << text << "': " << render(shapes.error()) << "\n";
-    std::exit(2);
-  }
-  return *shapes;
+/// One file: the row's case with its `expect` (an error code or null) and origin.
+template <class Row>
+std::string case_text(const Row& row, std::string expect_error, std::vector<std::pair<std::string, std::string>> origin) {
+  Case c = test::case_of(row);
+  c.expect_error = std::move(expect_error);
+  c.origin = std::move(origin);
+  return write_case(c);
 }
 
 std::map<std::string, std::string> conformance_cases() {
   std::map<std::string, std::string> out;
   for (const auto& row : test::einsum_value_rows()) {
-    Case c;
-    c.pattern = row.pattern;
-    c.dtype = row.dtype;
-    const auto shapes = shapes_of(row.shapes);
-    for (std::size_t k = 0; k < shapes.size(); ++k) c.inputs.push_back(test::tensor_from_text(row.dtype, shapes[k], row.values.at(k)));
-    c.expect_error = "";
-    c.origin = {{"source", "SEMANTICS.md 11.1"}, {"row", row.id},
-                {"output", output_note(shapes_of(row.out_shape).at(0), row.out_values)}};
-    out[row.id] = write_case(c);
+    out[row.id] = case_text(row, "", {{"source", "SEMANTICS.md 11.1"}, {"row", row.id},
+                                      {"output", output_note(test::shapes_of(row.out_shape).at(0), row.out_values)}});
   }
   for (const auto& row : test::einsum_error_rows()) {
-    Case c;
-    c.pattern = row.pattern;
-    c.dtype = DType::f64;
-    for (const Shape& s : shapes_of(row.shapes)) c.inputs.emplace_back(DType::f64, s);
-    c.expect_error = std::string(code_name(row.code));
-    c.origin = {{"source", "SEMANTICS.md 11.2"}, {"row", row.id}};
-    out[row.id] = write_case(c);
+    out[row.id] = case_text(row, std::string(code_name(row.code)), {{"source", "SEMANTICS.md 11.2"}, {"row", row.id}});
   }
   for (const auto& row : test::reduce_value_rows()) {
-    Case c;
-    c.op = Op::reduce;
-    c.pattern = row.pattern;
-    c.reduction = row.kind;
-    c.axis_lengths = row.lengths;
-    c.dtype = row.dtype;
-    c.inputs.push_back(test::tensor_from_text(row.dtype, row.shape, row.values));
-    c.expect_error = "";
-    c.origin = {{"source", "SEMANTICS.md 11.3"}, {"row", row.id}, {"output", output_note(row.out_shape, row.out_values)}};
-    out[row.id] = write_case(c);
+    out[row.id] = case_text(row, "", {{"source", "SEMANTICS.md 11.3"}, {"row", row.id},
+                                      {"output", output_note(row.out_shape, row.out_values)}});
   }
   for (const auto& row : test::reduce_error_rows()) {
-    Case c;
-    c.op = Op::reduce;
-    c.pattern = row.pattern;
-    c.reduction = row.kind;
-    c.axis_lengths = row.lengths;
-    c.dtype = row.dtype;
-    c.inputs.emplace_back(row.dtype, row.shape);
-    c.expect_error = std::string(code_name(row.code));
-    c.origin = {{"source", "SEMANTICS.md 11.4"}, {"row", row.id}};
-    out[row.id] = write_case(c);
+    out[row.id] = case_text(row, std::string(code_name(row.code)), {{"source", "SEMANTICS.md 11.4"}, {"row", row.id}});
   }
   return out;
 }

@@ -1,0 +1,317 @@
+// PROTOCOL B and isolation: the example plugin, plugins that crash, hang, allocate without bound or
+// write their inputs (in process and under --isolate), `einfuzz check` over several kinds of
+// backend, and the layout extension of the case format.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "einfuzz/backends/plugin.hpp"
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/check_command.hpp"
+#include "einfuzz/harness/isolate.hpp"
+#include "einfuzz/harness/run.hpp"
+#include "support/values_text.hpp"
+#include "support/protocol_cases.hpp"
+#include "support/verdicts.hpp"
+
+namespace einfuzz {
+namespace {
+
+using VK = VerdictKind;
+using namespace test;
+
+// ---------------------------------------------------------------------------------------------
+// PROTOCOL B: the example plugin, faulty plugins, loading errors
+
+std::unique_ptr<Backend> plugin(const char* path) {
+  PluginOptions o;
+  o.path = path;
+  auto b = load_plugin_backend(o);
+  EXPECT_TRUE(b.ok()) << (b.ok() ? "" : b.error().message);
+  return b.ok() ? std::move(*b) : nullptr;
+}
+
+TEST(ProtocolB, ExamplePluginComputesAndDeclares) {
+  auto b = plugin(EINFUZZ_EXAMPLE_PLUGIN);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->capabilities().version, "example-c einsum 1.0");
+  EXPECT_FALSE(b->capabilities().factoring);
+  Case c;
+  c.pattern = "a b, b c -> a c";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3, 2}, "1,0,0,1,1,1")};
+  const BackendResult r = b->run(c);
+  ASSERT_TRUE(std::holds_alternative<Tensor>(r));
+  EXPECT_TRUE(bitwise_equal(std::get<Tensor>(r), test::tensor_from_text(DType::f64, {2, 2}, "4,5,10,11")));
+  EXPECT_EQ(test::run_on(c, *b).kind, VK::pass);
+  c.pattern = "... i -> i";
+  EXPECT_EQ(test::run_on(c, *b).kind, VK::unsupported);
+}
+
+struct PluginRow {
+  const char* label;  ///< the pattern's first label selects the misbehaviour
+  VK kind;
+  const char* evidence;
+};
+void PrintTo(const PluginRow& row, std::ostream* os) { *os << row.label; }
+
+class PluginFaults : public ::testing::TestWithParam<PluginRow> {};
+
+TEST_P(PluginFaults, InProcessBecomeVerdicts) {
+  auto b = plugin(EINFUZZ_FAULTY_PLUGIN);
+  ASSERT_NE(b, nullptr);
+  const std::string label = GetParam().label;
+  const Verdict v = test::run_on(f64_case(label + " -> " + label, {1, 2, 3}), *b);
+  EXPECT_EQ(v.kind, GetParam().kind) << v.label() << ": " << v.detail;
+  EXPECT_TRUE(contains(v.detail, GetParam().evidence)) << v.detail;
+  EXPECT_EQ(test::run_on(passthrough(), *b).kind, VK::pass);
+}
+
+INSTANTIATE_TEST_SUITE_P(ProtocolB, PluginFaults,
+                         ::testing::Values(PluginRow{"write", VK::input_modified, "wrote to its inputs"},
+                                           PluginRow{"twice", VK::crash, "alloc_output was called a second time"},
+                                           PluginRow{"noout", VK::crash, "without calling alloc_output"},
+                                           PluginRow{"huge", VK::crash, "huge shape 1099511627776x1099511627776"},
+                                           PluginRow{"badstatus", VK::crash, "unknown status 42"}),
+                         [](const auto& p) { return std::string(p.param.label); });
+
+TEST(ProtocolB, LoadingErrorsAreBadInput) {
+  PluginOptions o;
+  o.path = "/nonexistent/libnothing.so";
+  auto missing = load_plugin_backend(o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, Code::invalidArgument);
+  EXPECT_TRUE(contains(missing.error().message, "cannot load it")) << missing.error().message;
+  o.path = EINFUZZ_BAD_ABI_PLUGIN;
+  auto bad_abi = load_plugin_backend(o);
+  ASSERT_FALSE(bad_abi.ok());
+  EXPECT_TRUE(contains(bad_abi.error().message, "ABI version 99, this harness speaks version 1"))
+      << bad_abi.error().message;
+  const std::vector<std::string> specs = {std::string("plugin:") + EINFUZZ_BAD_ABI_PLUGIN};
+  auto via_specs = make_backends(specs, RunOptions{});
+  ASSERT_FALSE(via_specs.ok());
+  EXPECT_EQ(via_specs.error().code, Code::invalidArgument);
+}
+
+// ---------------------------------------------------------------------------------------------
+// --isolate: crashes, hangs, runaway allocations and input writes in a forked worker
+
+IsolateOptions quick_isolation() {
+  IsolateOptions o;
+  o.timeout_seconds = 3;
+  o.address_space_bytes = std::uint64_t{2} << 30;
+  return o;
+}
+
+class IsolatedPluginFaults : public ::testing::TestWithParam<PluginRow> {};
+
+TEST_P(IsolatedPluginFaults, BecomeVerdictsAndTheHarnessLives) {
+  const std::string label = GetParam().label;
+#ifdef EINFUZZ_TEST_ASAN
+  if (label == "alloc") GTEST_SKIP() << "RLIMIT_AS is not applied under AddressSanitizer (its shadow needs TiBs)";
+#endif
+  auto b = isolate_backend(plugin(EINFUZZ_FAULTY_PLUGIN), quick_isolation());
+  const Verdict v = test::run_on(f64_case(label + " -> " + label, {1, 2, 3}), *b);
+  EXPECT_EQ(v.kind, GetParam().kind) << v.label() << ": " << v.detail;
+  EXPECT_TRUE(contains(v.detail, GetParam().evidence)) << v.detail;
+  EXPECT_EQ(test::run_on(passthrough(), *b).kind, VK::pass);
+}
+
+std::vector<PluginRow> isolated_rows() {
+#ifdef EINFUZZ_TEST_ASAN
+  // ASan's SEGV handler reports and exits instead of dying by the signal.
+  const PluginRow segv{"segv", VK::crash, "without a complete result"};
+#else
+  const PluginRow segv{"segv", VK::crash, "killed by signal 11 (SIGSEGV)"};
+#endif
+  return {segv,
+          PluginRow{"hang", VK::timeout, "no result within 3 s"},
+          PluginRow{"alloc", VK::crash, "address-space limit 2048 MiB"},
+          PluginRow{"write", VK::input_modified, "wrote to its inputs"},
+          PluginRow{"twice", VK::crash, "second time"}};
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Isolate, IsolatedPluginFaults, ::testing::ValuesIn(isolated_rows()),
+    [](const auto& p) { return std::string(p.param.label); });
+
+/// A C++ backend that misbehaves in the ways --isolate is for.
+class WildBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "wild"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    if (c.pattern == "abort -> abort") std::abort();
+    if (c.pattern == "grab -> grab") {
+      // 64 GiB of address space, untouched (fast): what RLIMIT_AS bounds.
+      std::vector<std::unique_ptr<char[]>> hoard;
+      for (int i = 0; i < 256; ++i) hoard.emplace_back(new char[std::size_t{256} << 20]);
+      return Unsupported{"unreachable"};
+    }
+    if (c.pattern == "throw -> throw") throw std::runtime_error("wild: no such thing");
+    if (c.pattern == "write -> write") const_cast<double*>(c.inputs[0].values<double>().data())[0] = 7;
+    ++calls_;
+    return c.inputs.at(0);
+  }
+  int calls() const { return calls_; }
+
+ private:
+  Capabilities caps_;
+  int calls_ = 0;
+};
+
+TEST(Isolate, CppBackendsCrashHangAndThrowInTheWorker) {
+  auto owned = std::make_unique<WildBackend>();
+  WildBackend* wild = owned.get();
+  auto b = isolate_backend(std::move(owned), quick_isolation());
+  EXPECT_EQ(b->name(), "wild");
+  Verdict v = test::run_on(f64_case("abort -> abort", {1}), *b);
+  EXPECT_EQ(v.kind, VK::crash);
+  EXPECT_TRUE(contains(v.detail, "SIGABRT")) << v.detail;
+  v = test::run_on(f64_case("throw -> throw", {1}), *b);
+  EXPECT_EQ(v.kind, VK::crash);
+  EXPECT_TRUE(contains(v.detail, "the backend threw: wild: no such thing")) << v.detail;
+  v = test::run_on(f64_case("write -> write", {1}), *b);
+  EXPECT_EQ(v.kind, VK::input_modified) << v.detail;
+  EXPECT_EQ(test::run_on(passthrough(), *b).kind, VK::pass);
+  EXPECT_EQ(wild->calls(), 0) << "every call ran in a worker, never in this process";
+#ifndef EINFUZZ_TEST_ASAN
+  v = test::run_on(f64_case("grab -> grab", {1}), *b);
+  EXPECT_EQ(v.kind, VK::crash);
+  EXPECT_TRUE(contains(v.detail, "out of memory (std::bad_alloc)")) << v.detail;
+#endif
+}
+
+TEST(Isolate, ResultsComeBackBitForBit) {
+  auto fused = isolate_backend(make_builtin_backend("fused", RunOptions{}), quick_isolation());
+  Case c;
+  c.pattern = "a b, b c -> a c";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3, 2}, "1,0,0,1,1,1")};
+  EXPECT_EQ(test::run_on(c, *fused).kind, VK::pass_bitwise);
+  c.pattern = "a b, b -> a";  // the reference rejects: so does the isolated fused, with its code
+  EXPECT_EQ(test::run_on(c, *fused).kind, VK::pass);
+}
+
+TEST(Isolate, ProcessBackendsAreAlreadyIsolated) {
+  auto process = make_process_backend(faulty_options("none"));
+  Backend* raw = process.get();
+  auto same = isolate_backend(std::move(process), quick_isolation());
+  EXPECT_EQ(same.get(), raw);
+}
+
+// ---------------------------------------------------------------------------------------------
+// `einfuzz check` with several kinds of backend: one table of verdicts
+
+TEST(CheckCommand, OneTableForCmdPluginAndIsolatedBackends) {
+  const std::string script = (kSource / "tests/backends/faulty/faulty_backend.py").string();
+  CheckCommand cmd;
+  cmd.pattern = "boom -> boom";
+  cmd.shapes = "3";
+  cmd.values = "iota";
+  cmd.backends = {"fused", "cmd:" + python() + " " + script + " crash", "cmd:" + python() + " " + script + " none",
+                  std::string("plugin:") + EINFUZZ_FAULTY_PLUGIN};
+  cmd.backend_options.timeout_seconds = 5;
+  cmd.backend_options.isolate = true;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_check_command(cmd, out, err), 1) << err.str();
+  const std::string table = out.str();
+  EXPECT_TRUE(contains(table, "fused      pass(bitwise)")) << table;
+  EXPECT_TRUE(contains(table, "crash  stdout closed")) << table;
+  EXPECT_TRUE(contains(table, "SIGSEGV")) << table;
+  EXPECT_TRUE(contains(table, "faulty_backend.py none pass")) << table;
+  EXPECT_TRUE(contains(table, "--isolate")) << "the reproduce line keeps --isolate:\n" << table;
+  EXPECT_TRUE(contains(table, "--backend 'cmd:")) << "one --backend per cmd: item:\n" << table;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The layout extension of the case format
+
+Case layout_case() {
+  Case c;
+  c.pattern = "a b, b -> a";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3}, "2,2,2")};
+  // Input 0 stored transposed (column-major) with one padding element; input 1 broadcast.
+  c.layouts = {InputLayout{{1, 2}, 1, 7, Tensor(Shape{}, std::vector<double>{-1})},
+               InputLayout{{0}, 0, 1, std::nullopt}};
+  return c;
+}
+
+TEST(Layout, StorageOfTransposedSlicedAndBroadcastViews) {
+  const Case c = layout_case();
+  auto s0 = layout_storage(c.inputs[0], *c.layouts[0]);
+  ASSERT_TRUE(s0.ok()) << s0.error().message;
+  EXPECT_TRUE(bitwise_equal(*s0, test::tensor_from_text(DType::f64, {7}, "-1,1,4,2,5,3,6")));
+  auto s1 = layout_storage(c.inputs[1], *c.layouts[1]);
+  ASSERT_TRUE(s1.ok());
+  EXPECT_TRUE(bitwise_equal(*s1, test::tensor_from_text(DType::f64, {1}, "2")));
+  // Negative strides: reversed storage.
+  auto rev = layout_storage(test::tensor_from_text(DType::f64, {3}, "1,2,3"), InputLayout{{-1}, 2, 3, std::nullopt});
+  ASSERT_TRUE(rev.ok());
+  EXPECT_TRUE(bitwise_equal(*rev, test::tensor_from_text(DType::f64, {3}, "3,2,1")));
+}
+
+TEST(Layout, InvalidLayoutsAreRejected) {
+  const Tensor t = test::tensor_from_text(DType::f64, {2, 3}, "1..6");
+  const auto why = [&](InputLayout l) {
+    auto r = layout_storage(t, l, Limits{});
+    return r.ok() ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_TRUE(contains(why({{1}, 0, 6, std::nullopt}), "1 strides for a rank-2 input"));
+  EXPECT_TRUE(contains(why({{3, 1}, 0, 5, std::nullopt}), "outside a storage of 5 elements"));
+  EXPECT_TRUE(contains(why({{3, -1}, 0, 6, std::nullopt}), "reaches storage indices -2"));
+  EXPECT_TRUE(contains(why({{0, 1}, 0, 3, std::nullopt}), "share storage index 0 but hold different values"));
+  EXPECT_TRUE(contains(why({{std::numeric_limits<std::int64_t>::max(), 1}, 0, 6, std::nullopt}), "beyond int64"));
+  Limits small;
+  small.max_tensor_elements = 10;
+  EXPECT_FALSE(layout_storage(t, InputLayout{{3, 1}, 0, 11, std::nullopt}, small).ok());
+  // Empty views read nothing; aliasing equal values is fine.
+  EXPECT_TRUE(layout_storage(Tensor(DType::f64, Shape{3, 0}), InputLayout{{1, 1}, 0, 3, std::nullopt}).ok());
+  EXPECT_TRUE(layout_storage(test::tensor_from_text(DType::f64, {3}, "5,5,5"), InputLayout{{0}, 0, 1, std::nullopt}).ok());
+}
+
+TEST(Layout, CaseFilesRoundTripLayouts) {
+  const Case c = layout_case();
+  const std::string text = write_case(c);
+  EXPECT_TRUE(contains(text, "\"layout\": {\"strides\": [1, 2], \"offset\": 1, \"storage\": 7, \"fill\": \"-0x1p+0\"}"))
+      << text;
+  auto back = read_case(text, "layout.case.json");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->layouts.size(), 2u);
+  EXPECT_EQ(back->layouts[0]->strides, (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(back->layouts[1]->strides, (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(write_case(*back), text);
+  // Without layouts the file is as before and `layouts` stays empty.
+  Case plain = c;
+  plain.layouts.clear();
+  auto plain_back = read_case(write_case(plain), "plain.case.json");
+  ASSERT_TRUE(plain_back.ok());
+  EXPECT_TRUE(plain_back->layouts.empty());
+  EXPECT_NE(case_file_name(plain), case_file_name(c));
+}
+
+TEST(Layout, ReaderNamesTheFieldOfABadLayout) {
+  const auto fails = [](const std::string& layout) {
+    const std::string text = R"({"format": "einfuzz-case/1", "op": "einsum", "pattern": "i -> i", "dtype": "f64",
+      "inputs": [{"shape": [2], "values": ["0x1p+0", "0x1p+1"], "layout": )" + layout + "}]}";
+    auto r = read_case(text, "bad.case.json");
+    return r.ok() ? std::string("accepted") : r.error().message;
+  };
+  EXPECT_TRUE(contains(fails(R"({"strides": [1], "offset": 0, "storage": 1})"), "inputs[0].layout: layout: the view reaches"));
+  EXPECT_TRUE(contains(fails(R"({"strides": [1], "offset": 0})"), "missing field \"storage\""));
+  EXPECT_TRUE(contains(fails(R"({"strides": [1], "offset": 0, "storage": 2, "pad": 1})"), "unknown key \"pad\""));
+  EXPECT_TRUE(contains(fails(R"({"strides": [0], "offset": 0, "storage": 1})"), "hold different values"));
+  EXPECT_TRUE(contains(fails(R"({"strides": [1], "offset": 0, "storage": 2, "fill": "nope"})"), "fill"));
+  EXPECT_EQ(fails(R"({"strides": [-1], "offset": 1, "storage": 2, "fill": "nan"})"), "accepted");
+}
+
+}  // namespace
+}  // namespace einfuzz
