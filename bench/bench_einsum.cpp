@@ -61,6 +61,14 @@ Workload workload(Pattern p, int size) {
   return {};
 }
 
+/// y[a·nb + b] = element(a, b) for the rows a < na and columns b < nb, row-major.
+template <class T, class Element>
+void fill_rows(std::vector<T>& y, std::int64_t na, std::int64_t nb, Element&& element) {
+  y.assign(static_cast<std::size_t>(na * nb), T(0));
+  for (std::int64_t a = 0; a < na; ++a)
+    for (std::int64_t b = 0; b < nb; ++b) y[static_cast<std::size_t>(a * nb + b)] = element(a, b);
+}
+
 /// The hand-written loop nest for each pattern, in the exact §6 order (so it must agree bitwise).
 template <class T>
 std::vector<T> naive(Pattern p, const std::vector<Shape>& s, const std::vector<const T*>& x) {
@@ -92,10 +100,7 @@ std::vector<T> naive(Pattern p, const std::vector<Shape>& s, const std::vector<c
     }
     case Pattern::diagonal: {
       const auto ni = s[0][0], nj = s[0][2];
-      y.assign(static_cast<std::size_t>(ni * nj), T(0));
-      for (std::int64_t i = 0; i < ni; ++i)
-        for (std::int64_t j = 0; j < nj; ++j)
-          y[static_cast<std::size_t>(i * nj + j)] = T(0) + x[0][(i * ni + i) * nj + j];
+      fill_rows(y, ni, nj, [&](std::int64_t i, std::int64_t j) { return T(0) + x[0][(i * ni + i) * nj + j]; });
       break;
     }
     case Pattern::trace: {
@@ -107,10 +112,7 @@ std::vector<T> naive(Pattern p, const std::vector<Shape>& s, const std::vector<c
     }
     case Pattern::broadcast: {
       const auto na = s[0][0], nb = s[0][1];
-      y.assign(static_cast<std::size_t>(na * nb), T(0));
-      for (std::int64_t a = 0; a < na; ++a)
-        for (std::int64_t b = 0; b < nb; ++b)
-          y[static_cast<std::size_t>(a * nb + b)] = T(0) + x[0][a * nb + b] * x[1][b];
+      fill_rows(y, na, nb, [&](std::int64_t a, std::int64_t b) { return T(0) + x[0][a * nb + b] * x[1][b]; });
       break;
     }
     case Pattern::four: {

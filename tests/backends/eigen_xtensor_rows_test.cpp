@@ -108,8 +108,7 @@ class RowTest : public ::testing::TestWithParam<Row> {
   class SUITE : public RowTest<ROW> {};                                                          \
   TEST_P(SUITE, Eigen) { check("eigen"); }                                                       \
   TEST_P(SUITE, Xtensor) { check("xtensor"); }                                                   \
-  INSTANTIATE_TEST_SUITE_P(PREFIX, SUITE, ::testing::ValuesIn(TABLE),                            \
-                           [](const auto& row) { return std::string(row.param.id); })
+  INSTANTIATE_TEST_SUITE_P(PREFIX, SUITE, ::testing::ValuesIn(TABLE), test::RowId{})
 
 EINFUZZ_ROW_SUITE(Semantics11_1, EinsumValueRows, test::EinsumValueRow, test::einsum_value_rows());
 EINFUZZ_ROW_SUITE(Semantics11_2, EinsumErrorRows, test::EinsumErrorRow, test::einsum_error_rows());

@@ -169,7 +169,8 @@ TEST(XtensorBackend, ObservedMinMaxNanProfileIsNotPropagate) {
   for (const Probe& p : probes) {
     const test::Lengths none;
     const auto n = static_cast<std::int64_t>(test::parse_value_list(p.values).size());
-    const Case c = test::reduce_case("a ->", p.kind, none, DType::f64, test::tensor_from_text(DType::f64, {n}, p.values));
+    const Case c =
+        test::reduce_case("a ->", p.kind, none, DType::f64, test::tensor_from_text(DType::f64, {n}, p.values));
     const Tensor got = run_direct(*xtensor, c);
     const double r = got.values<double>()[0];
     EXPECT_TRUE(std::isnan(p.xtensor) ? std::isnan(r) : r == p.xtensor) << p.kind << " " << p.values << " gave " << r;

@@ -159,7 +159,8 @@ class Rows : public ::testing::TestWithParam<std::string> {
   void check(const std::string& id, const Case& c, VK fallback) {
     const Verdict v = test::run_on(c, *backend_);
     const VK want = expected(GetParam(), id, fallback);
-    EXPECT_EQ(verdict_name(v.kind), verdict_name(want)) << GetParam() << " " << id << " '" << c.pattern << "': " << test::explain(v);
+    EXPECT_EQ(verdict_name(v.kind), verdict_name(want))
+        << GetParam() << " " << id << " '" << c.pattern << "': " << test::explain(v);
     ++counts_[verdict_name(v.kind)];
   }
   void TearDown() override {
@@ -191,7 +192,8 @@ TEST_P(Rows, ReduceErrors) {
   for (const auto& row : test::reduce_error_rows()) check(row.id, test::case_of(row), VK::pass);
 }
 
-INSTANTIATE_TEST_SUITE_P(Conformance, Rows, ::testing::ValuesIn(kBackends), [](const auto& p) { return test::test_name(p.param); });
+INSTANTIATE_TEST_SUITE_P(Conformance, Rows, ::testing::ValuesIn(kBackends),
+                         [](const auto& p) { return test::test_name(p.param); });
 
 // ---------------------------------------------------------------------------------------------
 // A summed ellipsis end to end (issue 10, item 3): numpy rejects `...->`, so the request spells the

@@ -4,33 +4,10 @@
 set -u
 bin=$1
 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+show_lines=40
+# shellcheck source=prelude.sh
+source "$(dirname "$0")/prelude.sh"
 cd "$tmp" || exit 1
-failures=0
-
-# expect STATUS NEEDLE -- ARGS...: run, check the exit status and that the combined output contains
-# the fixed string.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$bin" "$@" >"$tmp/out" 2>&1
-  local got=$?
-  if [ "$got" -ne "$want" ] || ! grep -qF -- "$needle" "$tmp/out"; then
-    echo "FAIL: einfuzz $* -> exit $got (want $want), output must contain: $needle"
-    sed 's/^/    /' "$tmp/out" | head -40
-    failures=$((failures + 1))
-  else
-    echo "ok:   einfuzz $*"
-  fi
-}
-
-# check DESCRIPTION COMMAND...: a shell condition that must hold.
-check() {
-  local what=$1
-  shift
-  if "$@"; then echo "ok:   $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
-}
 
 expect 0 "nothing found" -- fuzz --cases 300 --backend fused --seed 3 --report a.json --junit a.xml
 check "the JSON report has no finding" grep -qF '"findings": []' a.json
@@ -97,8 +74,4 @@ expect 2 "nothing to shrink" -- shrink "$src/corpus/conformance/E01.case.json" -
 expect 2 "error[malformedCase]" -- shrink "$src/tests/cli/bad_count.case.json"
 expect 2 "shrink takes one backend" -- shrink "$src/corpus/conformance/E01.case.json" --backend all
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures failing checks"
-  exit 1
-fi
-echo "all campaign CLI checks passed"
+finish "campaign CLI checks"

@@ -4,25 +4,8 @@
 set -u
 bin=$1
 cases=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-# expect STATUS PATTERN_IN_OUTPUT -- ARGS...: run, check the exit status and that the combined
-# output contains the fixed string.
-expect() {
-  local want=$1 needle=$2
-  shift 3
-  "$bin" "$@" >"$tmp/out" 2>&1
-  local got=$?
-  if [ "$got" -ne "$want" ] || ! grep -qF -- "$needle" "$tmp/out"; then
-    echo "FAIL: einfuzz $* -> exit $got (want $want), output must contain: $needle"
-    sed 's/^/    /' "$tmp/out"
-    failures=$((failures + 1))
-  else
-    echo "ok:   einfuzz $*"
-  fi
-}
+# shellcheck source=prelude.sh
+source "$(dirname "$0")/prelude.sh"
 
 expect 0 "pass(bitwise)" -- check 'a b, b c -> a c' --shapes 2x3,3x4
 expect 0 "pass(bitwise)" -- check 'b i j, b j k -> b i k' --shapes 2x3x4,2x4x5 --dtype f32 --values edge --seed 7
@@ -186,8 +169,4 @@ if command -v python3 >/dev/null; then
   expect 1 '"bound_exact": "0x1.' -- check --case "$tmp/near_one.case.json" --backend "$zero" --json
 fi
 
-if [ "$failures" -ne 0 ]; then
-  echo "$failures CLI test(s) failed"
-  exit 1
-fi
-echo "all CLI tests passed"
+finish "CLI tests"

@@ -43,8 +43,10 @@ TEST(CaseFormat, RejectsDocumentsThatAreNotCases) {
       {doc("f64", "", R"(, "patern": "x")"), Code::malformedCase, {"unknown key \"patern\""}},
       {doc("f64", "", R"(, "dtype": "f64")"), Code::malformedCase, {"duplicate key \"dtype\""}},
       {doc("f64", "", R"(, "origin": {"a": "1", "a": "2"})"), Code::malformedCase, {"duplicate key \"a\" in origin"}},
-      {doc("f64", "", R"(, "expect": {"error": {"a": 1}, "error": null})"), Code::malformedCase, {"duplicate key \"error\" in expect"}},
-      {doc("f64", R"({"shape": [], "values": ["0x1p+0"]}, {"shape": [], "shape": []})"), Code::malformedCase, {"duplicate key \"shape\" in inputs[1]"}},
+      {doc("f64", "", R"(, "expect": {"error": {"a": 1}, "error": null})"),
+       Code::malformedCase, {"duplicate key \"error\" in expect"}},
+      {doc("f64", R"({"shape": [], "values": ["0x1p+0"]}, {"shape": [], "shape": []})"),
+       Code::malformedCase, {"duplicate key \"shape\" in inputs[1]"}},
   };
   for (const Rejection& row : rows) EXPECT_TRUE(rejected(row.text, row.code, row.fragments));
   // Invalid UTF-8 in a string and raw bytes in the message are reported in ASCII.
@@ -58,21 +60,28 @@ TEST(CaseFormat, RejectsBadTopLevelFields) {
   const std::string base = R"({"format": "einfuzz-case/1", "op": "einsum", "pattern": "", "dtype": "f64", )";
   const Rejection rows[] = {
       {base + R"("inputs": [], "op": 1})", Code::malformedCase, {"duplicate key \"op\""}},
-      {R"({"format": "einfuzz-case/1", "op": "matmul", "pattern": "", "dtype": "f64", "inputs": []})", Code::malformedCase, {"op: unknown op \"matmul\""}},
-      {R"({"format": "einfuzz-case/1", "pattern": "", "dtype": "f64", "inputs": []})", Code::malformedCase, {"missing field \"op\""}},
+      {R"({"format": "einfuzz-case/1", "op": "matmul", "pattern": "", "dtype": "f64", "inputs": []})",
+       Code::malformedCase, {"op: unknown op \"matmul\""}},
+      {R"({"format": "einfuzz-case/1", "pattern": "", "dtype": "f64", "inputs": []})",
+       Code::malformedCase, {"missing field \"op\""}},
       {doc("f16", ""), Code::malformedCase, {"dtype: unknown dtype \"f16\""}},
       {doc("boolean", ""), Code::malformedCase, {"unknown dtype \"boolean\""}},
-      {R"({"format": "einfuzz-case/1", "op": "einsum", "pattern": 3, "dtype": "f64", "inputs": []})", Code::malformedCase, {"pattern: must be a string"}},
+      {R"({"format": "einfuzz-case/1", "op": "einsum", "pattern": 3, "dtype": "f64", "inputs": []})",
+       Code::malformedCase, {"pattern: must be a string"}},
       {base + R"("inputs": {}})", Code::malformedCase, {"inputs: must be an array"}},
       {base + R"("inputs": [], "reduction": 1})", Code::malformedCase, {"reduction: must be null"}},
       {base + R"("inputs": [], "axis_lengths": []})", Code::malformedCase, {"axis_lengths: must be"}},
-      {base + R"("inputs": [], "axis_lengths": {"h": 9223372036854775808}})", Code::malformedCase, {"axis_lengths[\"h\"]", "int64"}},
-      {base + R"("inputs": [], "expect": {"error": "noSuchCode"}})", Code::malformedCase, {"expect.error", "noSuchCode"}},
+      {base + R"("inputs": [], "axis_lengths": {"h": 9223372036854775808}})",
+       Code::malformedCase, {"axis_lengths[\"h\"]", "int64"}},
+      {base + R"("inputs": [], "expect": {"error": "noSuchCode"}})",
+       Code::malformedCase, {"expect.error", "noSuchCode"}},
       {base + R"("inputs": [], "expect": {"error": ""}})", Code::malformedCase, {"expect.error"}},
       {base + R"("inputs": [], "expect": {}})", Code::malformedCase, {"expect: missing field"}},
-      {base + R"("inputs": [], "expect": {"error": null, "x": 1}})", Code::malformedCase, {"expect: unknown key \"x\""}},
+      {base + R"("inputs": [], "expect": {"error": null, "x": 1}})",
+       Code::malformedCase, {"expect: unknown key \"x\""}},
       {base + R"("inputs": [], "expect": null})", Code::malformedCase, {"expect: must be an object"}},
-      {base + R"("inputs": [], "origin": {"seed": 42}})", Code::malformedCase, {"origin[\"seed\"]: must be a string", "42"}},
+      {base + R"("inputs": [], "origin": {"seed": 42}})",
+       Code::malformedCase, {"origin[\"seed\"]: must be a string", "42"}},
       {base + R"("inputs": [], "origin": "x"})", Code::malformedCase, {"origin: must be an object"}},
   };
   for (const Rejection& row : rows) EXPECT_TRUE(rejected(row.text, row.code, row.fragments));
@@ -81,17 +90,22 @@ TEST(CaseFormat, RejectsBadTopLevelFields) {
 TEST(CaseFormat, RejectsBadInputsAndShapes) {
   const Rejection rows[] = {
       {doc("f64", "[]"), Code::malformedCase, {"inputs[0]: must be an object"}},
-      {doc("f64", R"({"shape": [], "values": ["0x1p+0"], "dtype": "f64"})"), Code::malformedCase, {"inputs[0]: unknown key \"dtype\""}},
+      {doc("f64", R"({"shape": [], "values": ["0x1p+0"], "dtype": "f64"})"),
+       Code::malformedCase, {"inputs[0]: unknown key \"dtype\""}},
       {doc("f64", R"({"values": []})"), Code::malformedCase, {"inputs[0]: missing field \"shape\""}},
       {doc("f64", R"({"shape": [0]})"), Code::malformedCase, {"inputs[0]: missing field \"values\""}},
       {doc("f64", R"({"shape": 2, "values": []})"), Code::malformedCase, {"inputs[0].shape: must be"}},
-      {doc("f64", R"({"shape": [], "values": ["0x1p+0"]}, {"shape": [2, -1], "values": []})"), Code::malformedCase, {"inputs[1].shape[1]", "negative length -1"}},
-      {doc("f64", R"({"shape": [2.5], "values": []})"), Code::malformedCase, {"inputs[0].shape[0]", "non-negative integer", "2.5"}},
+      {doc("f64", R"({"shape": [], "values": ["0x1p+0"]}, {"shape": [2, -1], "values": []})"),
+       Code::malformedCase, {"inputs[1].shape[1]", "negative length -1"}},
+      {doc("f64", R"({"shape": [2.5], "values": []})"),
+       Code::malformedCase, {"inputs[0].shape[0]", "non-negative integer", "2.5"}},
       {doc("f64", R"({"shape": [2.0], "values": []})"), Code::malformedCase, {"inputs[0].shape[0]"}},
       {doc("f64", R"({"shape": ["2"], "values": []})"), Code::malformedCase, {"inputs[0].shape[0]"}},
-      {doc("f64", R"({"shape": [2, 2], "values": ["0x1p+0", "0x1p+0", "0x1p+0"]})"), Code::malformedCase, {"inputs[0].values", "needs 4 values, found 3"}},
+      {doc("f64", R"({"shape": [2, 2], "values": ["0x1p+0", "0x1p+0", "0x1p+0"]})"),
+       Code::malformedCase, {"inputs[0].values", "needs 4 values, found 3"}},
       {doc("f64", R"({"shape": [], "values": []})"), Code::malformedCase, {"needs 1 values, found 0"}},
-      {doc("f64", R"({"shape": [1], "values": "0x1p+0"})"), Code::malformedCase, {"inputs[0].values: must be an array"}},
+      {doc("f64", R"({"shape": [1], "values": "0x1p+0"})"),
+       Code::malformedCase, {"inputs[0].values: must be an array"}},
   };
   for (const Rejection& row : rows) EXPECT_TRUE(rejected(row.text, row.code, row.fragments));
   // "-0" is a JSON integer 0: a length.
@@ -100,11 +114,15 @@ TEST(CaseFormat, RejectsBadInputsAndShapes) {
 
 TEST(CaseFormat, RejectsShapesOverTheSizeLimitBeforeAllocating) {
   const Rejection rows[] = {
-      {doc("f64", R"({"shape": [65536, 65536, 65536], "values": []})"), Code::sizeLimitExceeded, {"inputs[0]", "max-tensor-elements"}},
+      {doc("f64", R"({"shape": [65536, 65536, 65536], "values": []})"),
+       Code::sizeLimitExceeded, {"inputs[0]", "max-tensor-elements"}},
       {doc("f64", R"({"shape": [4294967296, 4294967296, 4], "values": []})"), Code::sizeLimitExceeded, {"inputs[0]"}},
-      {doc("f64", R"({"shape": [18446744073709551615], "values": []})"), Code::sizeLimitExceeded, {"inputs[0].shape[0]", "too large"}},
-      {doc("f64", R"({"shape": [1, 1e30], "values": []})"), Code::sizeLimitExceeded, {"inputs[0].shape[1]", "too large"}},
-      {doc("f64", R"({"shape": [1, 99999999999999999999999], "values": []})"), Code::sizeLimitExceeded, {"inputs[0].shape[1]"}},
+      {doc("f64", R"({"shape": [18446744073709551615], "values": []})"),
+       Code::sizeLimitExceeded, {"inputs[0].shape[0]", "too large"}},
+      {doc("f64", R"({"shape": [1, 1e30], "values": []})"),
+       Code::sizeLimitExceeded, {"inputs[0].shape[1]", "too large"}},
+      {doc("f64", R"({"shape": [1, 99999999999999999999999], "values": []})"),
+       Code::sizeLimitExceeded, {"inputs[0].shape[1]"}},
   };
   for (const Rejection& row : rows) EXPECT_TRUE(rejected(row.text, row.code, row.fragments));
   Limits small;

@@ -17,9 +17,13 @@
 #include "einfuzz/harness/replay.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "planted_bugs.hpp"
+#include "support/planted_campaign.hpp"
 
 namespace einfuzz {
 namespace {
+
+using test::counted;
+using test::planted;
 
 // ---------------------------------------------------------------------------------------------
 // The choice source
@@ -172,23 +176,6 @@ TEST(Generator, CoversTheIssueList) {
 
 // ---------------------------------------------------------------------------------------------
 // Planted bugs: found within a bounded number of cases, shrunk to <= 3 operands of <= 8 elements
-
-CampaignOptions counted(std::uint64_t cases, std::uint64_t seed) {
-  CampaignOptions o;
-  o.cases = cases;
-  o.seed = seed;
-  o.store = false;
-  o.progress_interval = 3600;
-  return o;
-}
-
-BackendFactory planted(test::PlantedBug bug) {
-  return [bug]() -> Result<std::vector<std::unique_ptr<Backend>>> {
-    std::vector<std::unique_ptr<Backend>> out;
-    out.push_back(test::make_planted_bug_backend(bug));
-    return out;
-  };
-}
 
 class PlantedBugs : public ::testing::TestWithParam<test::PlantedBug> {};
 

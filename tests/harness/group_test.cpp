@@ -13,9 +13,13 @@
 #include "einfuzz/harness/replay.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "planted_bugs.hpp"
+#include "support/planted_campaign.hpp"
 
 namespace einfuzz {
 namespace {
+
+using test::counted;
+using test::planted;
 
 namespace fs = std::filesystem;
 
@@ -24,23 +28,6 @@ fs::path fresh_dir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
-}
-
-CampaignOptions counted(std::uint64_t cases, std::uint64_t seed) {
-  CampaignOptions o;
-  o.cases = cases;
-  o.seed = seed;
-  o.store = false;
-  o.progress_interval = 3600;
-  return o;
-}
-
-BackendFactory planted(test::PlantedBug bug) {
-  return [bug]() -> Result<std::vector<std::unique_ptr<Backend>>> {
-    std::vector<std::unique_ptr<Backend>> out;
-    out.push_back(test::make_planted_bug_backend(bug));
-    return out;
-  };
 }
 
 TEST(Group, CanonicalPatternsRenameInFirstAppearanceOrderWithCanonicalSpacing) {

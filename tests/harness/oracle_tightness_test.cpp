@@ -5,7 +5,9 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -43,25 +45,25 @@ std::vector<T> losing_summands(std::int64_t n) {
   return v;
 }
 
+/// `kind` over "i ->" on `v`, with `result` from a valid order: accepted and at least B/2 off.
+template <class T>
+void expect_reduce_reaches_half_the_bound(const char* kind, const std::vector<T>& v, T result, const std::string& what) {
+  const Case c = reduce_case("i ->", kind, Tensor(Shape{static_cast<std::int64_t>(v.size())}, v));
+  expect_reaches_half_the_bound(reduce_truth(c).elements[0], result, run_fixed<T>(c, {}, {result}, false), what);
+}
+
 template <class T>
 void sum_and_mean_reach_half_the_bound() {
   for (const std::int64_t n : {3, 10, 100, 1000, 10000}) {
     const std::vector<T> v = losing_summands<T>(n);
-    T acc = 0;
-    for (const T x : v) acc += x;  // sequential, a valid order: stays 1
+    const T acc = std::accumulate(v.begin(), v.end(), T(0));  // sequential, a valid order: stays 1
     ASSERT_EQ(acc, T(1));
-    const Case c = reduce_case("i ->", "sum", Tensor(Shape{n}, v));
-    expect_reaches_half_the_bound(reduce_truth(c).elements[0], acc, run_fixed<T>(c, {}, {acc}, false),
-                                  "sum n=" + std::to_string(n));
+    expect_reduce_reaches_half_the_bound("sum", v, acc, "sum n=" + std::to_string(n));
   }
   for (const std::int64_t n : {8, 64, 1024, 8192}) {  // powers of two: the division is exact
     const std::vector<T> v = losing_summands<T>(n);
-    T acc = 0;
-    for (const T x : v) acc += x;
-    const T mean = acc / static_cast<T>(n);
-    const Case c = reduce_case("i ->", "mean", Tensor(Shape{n}, v));
-    expect_reaches_half_the_bound(reduce_truth(c).elements[0], mean, run_fixed<T>(c, {}, {mean}, false),
-                                  "mean n=" + std::to_string(n));
+    const T mean = std::accumulate(v.begin(), v.end(), T(0)) / static_cast<T>(n);
+    expect_reduce_reaches_half_the_bound("mean", v, mean, "mean n=" + std::to_string(n));
   }
 }
 
@@ -112,12 +114,9 @@ void product_reaches_half_the_bound() {
   for (const std::int64_t n : {3, 10, 100, 1000}) {
     T product = 0;
     const std::vector<T> f = losing_factors<T>(n, product);
-    T acc = 1;
-    for (const T x : f) acc *= x;
+    const T acc = std::accumulate(f.begin(), f.end(), T(1), std::multiplies<T>());
     ASSERT_EQ(acc, product);
-    const Case c = reduce_case("i ->", "prod", Tensor(Shape{n}, f));
-    expect_reaches_half_the_bound(reduce_truth(c).elements[0], acc, run_fixed<T>(c, {}, {acc}, false),
-                                  "prod n=" + std::to_string(n));
+    expect_reduce_reaches_half_the_bound("prod", f, acc, "prod n=" + std::to_string(n));
   }
 }
 

@@ -16,8 +16,6 @@ namespace {
 
 using ValueRow = test::EinsumValueRow;
 
-const std::vector<ValueRow>& value_rows() { return test::einsum_value_rows(); }
-
 Shape one_shape(const char* text) {
   auto shapes = parse_shapes(text, Limits{});
   EXPECT_TRUE(shapes.ok() && shapes->size() == 1) << text;
@@ -73,25 +71,17 @@ TEST_P(EinsumValueRow, FusedBackendVerdict) {
   EXPECT_EQ(outcome.backends[0].verdict.kind, VerdictKind::pass_bitwise) << outcome.backends[0].verdict.detail;
 }
 
-INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRow, ::testing::ValuesIn(value_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
+INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRow, ::testing::ValuesIn(test::einsum_value_rows()),
+                         test::RowId{});
 
 using ErrorRow = test::EinsumErrorRow;
-
-const std::vector<ErrorRow>& error_rows() { return test::einsum_error_rows(); }
 
 class EinsumErrorRow : public ::testing::TestWithParam<ErrorRow> {};
 
 TEST_P(EinsumErrorRow, ReferenceAndFusedRejectWithTheCode) {
   const ErrorRow& row = GetParam();
-  auto shapes = parse_shapes(row.shapes, Limits{});
-  ASSERT_TRUE(shapes.ok());
-  Case c;
-  c.pattern = row.pattern;
-  c.dtype = DType::f64;
-  for (const Shape& s : *shapes) c.inputs.emplace_back(DType::f64, s);
-
-  auto checked = check_einsum(row.pattern, *shapes);
+  const Case c = test::case_of(row);
+  auto checked = check_einsum(row.pattern, test::shapes_of(row.shapes));
   ASSERT_FALSE(checked.ok());
   EXPECT_EQ(code_name(checked.error().code), code_name(row.code)) << render(checked.error());
   EXPECT_LE(checked.error().column, std::string_view(row.pattern).size());
@@ -106,8 +96,8 @@ TEST_P(EinsumErrorRow, ReferenceAndFusedRejectWithTheCode) {
   EXPECT_EQ(outcome.backends.at(0).verdict.kind, VerdictKind::pass) << outcome.backends.at(0).verdict.detail;
 }
 
-INSTANTIATE_TEST_SUITE_P(Semantics11_2, EinsumErrorRow, ::testing::ValuesIn(error_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
+INSTANTIATE_TEST_SUITE_P(Semantics11_2, EinsumErrorRow, ::testing::ValuesIn(test::einsum_error_rows()),
+                         test::RowId{});
 
 }  // namespace
 }  // namespace einfuzz

@@ -19,8 +19,6 @@ namespace {
 
 using ValueRow = test::ReduceValueRow;
 
-const std::vector<ValueRow>& value_rows() { return test::reduce_value_rows(); }
-
 class ReduceValueRow : public ::testing::TestWithParam<ValueRow> {
  protected:
   void SetUp() override {
@@ -52,12 +50,10 @@ TEST_P(ReduceValueRow, Fused) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Semantics11_3, ReduceValueRow, ::testing::ValuesIn(value_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
+INSTANTIATE_TEST_SUITE_P(Semantics11_3, ReduceValueRow, ::testing::ValuesIn(test::reduce_value_rows()),
+                         test::RowId{});
 
 using ErrorRow = test::ReduceErrorRow;
-
-const std::vector<ErrorRow>& error_rows() { return test::reduce_error_rows(); }
 
 class ReduceErrorRow : public ::testing::TestWithParam<ErrorRow> {};
 
@@ -73,8 +69,8 @@ TEST_P(ReduceErrorRow, ReferenceAndFusedRejectWithTheCode) {
   EXPECT_NE(render(d).find("error[" + std::string(code_name(row.code)) + "]"), std::string::npos);
 }
 
-INSTANTIATE_TEST_SUITE_P(Semantics11_4, ReduceErrorRow, ::testing::ValuesIn(error_rows()),
-                         [](const auto& row) { return std::string(row.param.id); });
+INSTANTIATE_TEST_SUITE_P(Semantics11_4, ReduceErrorRow, ::testing::ValuesIn(test::reduce_error_rows()),
+                         test::RowId{});
 
 TEST(ReduceErrorRows, Y22RejectsMeanOnEveryNonFloatDtype) {
   for (DType dtype : {DType::i32, DType::i64, DType::boolean}) {

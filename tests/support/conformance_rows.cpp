@@ -197,7 +197,9 @@ Case case_of(const EinsumValueRow& row) {
   c.pattern = row.pattern;
   c.dtype = row.dtype;
   const std::vector<Shape> shapes = shapes_of(row.shapes);
-  for (std::size_t k = 0; k < shapes.size(); ++k) c.inputs.push_back(tensor_from_text(row.dtype, shapes[k], row.values.at(k)));
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    c.inputs.push_back(tensor_from_text(row.dtype, shapes[k], row.values.at(k)));
+  }
   return c;
 }
 

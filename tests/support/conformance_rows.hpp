@@ -79,6 +79,14 @@ Case case_of(const EinsumErrorRow& row);
 Case case_of(const ReduceValueRow& row);
 Case case_of(const ReduceErrorRow& row);
 
+/// INSTANTIATE_TEST_SUITE_P's name generator for row tables: the row id ("E01").
+struct RowId {
+  template <class Info>
+  std::string operator()(const Info& info) const {
+    return info.param.id;
+  }
+};
+
 // Test names and failure messages show the row id, not the bytes of the struct.
 void PrintTo(const EinsumValueRow& row, std::ostream* os);
 void PrintTo(const EinsumErrorRow& row, std::ostream* os);

@@ -27,7 +27,8 @@ std::string output_note(const Shape& shape, const char* values) {
 
 /// One file: the row's case with its `expect` (an error code or null) and origin.
 template <class Row>
-std::string case_text(const Row& row, std::string expect_error, std::vector<std::pair<std::string, std::string>> origin) {
+std::string case_text(const Row& row, std::string expect_error,
+                      std::vector<std::pair<std::string, std::string>> origin) {
   Case c = test::case_of(row);
   c.expect_error = std::move(expect_error);
   c.origin = std::move(origin);

@@ -13,42 +13,14 @@ import signal
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from protocol_a import elements, read_exact, requests, stdout  # noqa: E402
+from protocol_a import send as send_line  # noqa: E402
+
 MODE = sys.argv[1] if len(sys.argv) > 1 else "none"
-stdin = sys.stdin.buffer
-stdout = sys.stdout.buffer
-
-
-def send_line(obj):
-    stdout.write(json.dumps(obj).encode() + b"\n")
-    stdout.flush()
-
-
-def read_exact(n):
-    data = b""
-    while len(data) < n:
-        chunk = stdin.read(n - len(data))
-        if not chunk:
-            sys.exit(0)
-        data += chunk
-    return data
-
-
-def elements(shape):
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
 hello_mode = MODE.startswith("hello-")
 pending = b""  # double-late: the second answer to the previous request, sent with the next one
-while True:
-    line = stdin.readline()
-    if not line:
-        sys.exit(0)
-    msg = json.loads(line)
-    if msg.get("bye"):
-        sys.exit(0)
+for msg in requests():
     if msg.get("hello"):
         if MODE == "hello-garbage":
             stdout.write(b"this is not json\n")
@@ -69,7 +41,7 @@ while True:
         continue
     if MODE == "reduce-trap" and msg.get("op") == "reduce":
         # It declares reduce but must never be sent one (the cases it is given cannot be carried).
-        sys.stderr.write("faulty: received a reduce request: %s\n" % line.decode().strip())
+        sys.stderr.write("faulty: received a reduce request: %s\n" % json.dumps(msg))
         sys.stderr.flush()
         sys.exit(9)
     payloads = [read_exact(elements(i["shape"]) * 8) for i in msg["inputs"]]

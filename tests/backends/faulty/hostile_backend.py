@@ -8,11 +8,13 @@ never answers a case, and once a case has been asked (DIR/asked exists) it never
 either, so every restart hangs too. Needs only python3.
 """
 
-import json
 import os
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from protocol_a import requests, send  # noqa: E402
 
 MODE, DIR = sys.argv[1], sys.argv[2]
 escaped = subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=subprocess.DEVNULL,
@@ -20,21 +22,13 @@ escaped = subprocess.Popen(["sleep", "600"], start_new_session=True, stdin=subpr
 with open(os.path.join(DIR, "escaped.pids"), "a") as f:
     f.write(f"{escaped.pid}\n")
 
-stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-while True:
-    line = stdin.readline()
-    if not line:
-        sys.exit(0)
-    msg = json.loads(line)
-    if msg.get("bye"):
-        sys.exit(0)
+for msg in requests():
     if msg.get("hello"):
         if MODE == "hang-restart" and os.path.exists(os.path.join(DIR, "asked")):
             time.sleep(3600)
-        stdout.write(json.dumps({"protocol": "einfuzz-backend/1", "name": "hostile", "ops": ["einsum", "reduce"],
-                                 "dtypes": ["f32", "f64", "i32", "i64", "bool"],
-                                 "reductions": ["sum", "prod", "mean", "min", "max", "any", "all"]}).encode() + b"\n")
-        stdout.flush()
+        send({"protocol": "einfuzz-backend/1", "name": "hostile", "ops": ["einsum", "reduce"],
+              "dtypes": ["f32", "f64", "i32", "i64", "bool"],
+              "reductions": ["sum", "prod", "mean", "min", "max", "any", "all"]})
         continue
     open(os.path.join(DIR, "asked"), "w").close()
     time.sleep(3600)
