@@ -32,7 +32,8 @@ struct Expected {
   VK xtensor;
 };
 
-const std::map<std::string, Expected>& einsum_exceptions() {
+/// The §11.1 (E) and §11.3 (R) rows that do not simply pass, by row id.
+const std::map<std::string, Expected>& exceptions() {
   static const std::map<std::string, Expected> rows = {
       // Diagonals: Eigen's Tensor module has no diagonal view (xtensor takes xt::diagonal).
       {"E05", {VK::unsupported, VK::pass}},
@@ -47,12 +48,6 @@ const std::map<std::string, Expected>& einsum_exceptions() {
       // 1e308·10·0.1: partial products may overflow, no certificate (§2): inf or 1e308 both accepted.
       {"E37", {VK::indeterminate, VK::indeterminate}},
       {"E38", {VK::indeterminate, VK::indeterminate}},
-  };
-  return rows;
-}
-
-const std::map<std::string, Expected>& reduce_exceptions() {
-  static const std::map<std::string, Expected> rows = {
       // xtensor's amin/amax fold from ±max() with `select(acc > v, acc, v)`: a NaN is kept only when
       // it is the fibre's last value (known divergence, corpus/divergences/README.md).
       {"R16", {VK::pass, VK::mismatch_special}},
@@ -69,10 +64,9 @@ const std::map<std::string, Expected>& reduce_exceptions() {
 
 /// The row's expected verdict: its exception, else `pass` (floats, any-order oracle) or
 /// `pass(bitwise)` (integers and bools are exact under both oracles).
-VK expected_for(const std::map<std::string, Expected>& exceptions, const std::string& id, DType dtype,
-                const std::string& backend) {
-  const auto it = exceptions.find(id);
-  if (it == exceptions.end()) return is_float(dtype) ? VK::pass : VK::pass_bitwise;
+VK expected_for(const std::string& id, DType dtype, const std::string& backend) {
+  const auto it = exceptions().find(id);
+  if (it == exceptions().end()) return is_float(dtype) ? VK::pass : VK::pass_bitwise;
   return backend == "eigen" ? it->second.eigen : it->second.xtensor;
 }
 
@@ -95,9 +89,8 @@ class RowTest : public ::testing::TestWithParam<Row> {
       const Verdict v = test::run_on(c, *backend);
       EXPECT_EQ(v.kind, VK::pass) << test::explain(v);
     } else {
-      const auto& exceptions = std::is_same_v<Row, test::EinsumValueRow> ? einsum_exceptions() : reduce_exceptions();
       const Verdict v = test::run_on(c, *backend);
-      EXPECT_EQ(verdict_name(v.kind), verdict_name(expected_for(exceptions, row.id, row.dtype, backend_name)))
+      EXPECT_EQ(verdict_name(v.kind), verdict_name(expected_for(row.id, row.dtype, backend_name)))
           << test::explain(v);
     }
   }

@@ -15,9 +15,6 @@ namespace einfuzz {
 namespace {
 
 using namespace oracle_test;
-using reference::ElementTruth;
-using reference::MultisetEinsum;
-using reference::ValueClass;
 
 // ---------------------------------------------------------------------------------------------
 // Certificates at their boundaries

@@ -19,8 +19,6 @@ namespace einfuzz {
 namespace {
 
 using namespace oracle_test;
-using reference::ElementTruth;
-using reference::ValueClass;
 
 /// x / divisor rounded once to T as IEEE does (precision p, subnormals and overflow emulated).
 template <class T>

@@ -17,9 +17,6 @@ namespace einfuzz {
 namespace {
 
 using namespace oracle_test;
-using reference::ElementTruth;
-using reference::MultisetEinsum;
-using reference::ValueClass;
 
 // ---------------------------------------------------------------------------------------------
 // Sound: the shuffle backend is never judged a failure

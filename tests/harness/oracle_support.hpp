@@ -28,6 +28,10 @@
 
 namespace einfuzz::oracle_test {
 
+using reference::ElementTruth;
+using reference::MultisetEinsum;
+using reference::ValueClass;
+
 struct Input {
   Shape shape;
   std::string values;  ///< values_text notation: "1, -1e16, inf, nan, 3*0.5"

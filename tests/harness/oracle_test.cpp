@@ -27,15 +27,13 @@
 #include "einfuzz/harness/values.hpp"
 #include "einfuzz/reference/multiset.hpp"
 #include "harness/oracle_support.hpp"
+#include "support/einsum_strides.hpp"
 #include "support/values_text.hpp"
 
 namespace einfuzz {
 namespace {
 
 using namespace oracle_test;
-using reference::ElementTruth;
-using reference::MultisetEinsum;
-using reference::ValueClass;
 
 /// Row-major odometer over `axes` (global indices) setting coords[a]; none when a length is 0.
 template <class Fn>
@@ -87,18 +85,8 @@ void expect_exact(const Case& c) {
   const double u = std::ldexp(1.0, -L::digits);
   const double omega = static_cast<double>(L::max());
 
-  Shape lengths;
-  for (const Axis& a : e.axes) lengths.push_back(a.length);
-  std::vector<std::vector<std::int64_t>> stride;  // per operand, per global axis
-  for (const CheckedOperand& op : e.operands) {
-    std::vector<std::int64_t> s(e.axes.size(), 0);
-    std::int64_t step = 1;
-    for (std::size_t d = op.shape.size(); d-- > 0;) {
-      if (op.shape[d] != 1) s[static_cast<std::size_t>(op.axes[d])] += step;
-      step *= op.shape[d];
-    }
-    stride.push_back(std::move(s));
-  }
+  const Shape lengths = test::axis_lengths(e);
+  const auto stride = test::operand_strides(e);  // per operand, per global axis
   // 2^emin · (1+u)^k, exact: the floor for the finite factors of an Inf term.
   Mp floor_value(static_cast<mpfr_prec_t>(k + 1) * (L::digits + 1) + 8);
   mpfr_set_ui_2exp(floor_value.get(), 1, L::min_exponent - 1, MPFR_RNDN);

@@ -14,9 +14,6 @@ namespace einfuzz {
 namespace {
 
 using namespace oracle_test;
-using reference::ElementTruth;
-using reference::MultisetEinsum;
-using reference::ValueClass;
 
 // ---------------------------------------------------------------------------------------------
 // Tight: each faulty backend is caught with the expected verdict

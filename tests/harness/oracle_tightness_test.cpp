@@ -21,7 +21,6 @@ namespace {
 
 using namespace oracle_test;
 using reference::Dyadic;
-using reference::ElementTruth;
 
 template <class T>
 constexpr T kU = std::numeric_limits<T>::epsilon() / 2;  // unit roundoff u

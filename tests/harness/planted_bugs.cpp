@@ -8,6 +8,7 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/scalar.hpp"
+#include "support/einsum_strides.hpp"
 
 namespace einfuzz::test {
 namespace {
@@ -68,23 +69,16 @@ class PlantedBugBackend final : public Backend {
  private:
   template <class T>
   Tensor evaluate(const CheckedEinsum& e, std::span<const Tensor> inputs) const {
-    Shape lengths;
-    for (const Axis& a : e.axes) lengths.push_back(a.length);
-    // Per operand and global axis: the storage stride (diagonals add up, size-1 dims broadcast).
-    std::vector<std::vector<std::int64_t>> stride;
-    for (const CheckedOperand& op : e.operands) {
-      std::vector<std::int64_t> s(e.axes.size(), 0);
-      std::int64_t step = 1;
-      for (std::size_t d = op.shape.size(); d-- > 0;) {
-        const auto axis = static_cast<std::size_t>(op.axes[d]);
-        if (op.shape[d] != 1) {
-          s[axis] += step;
-        } else if (bug_ == PlantedBug::size1_stride && lengths[axis] > 1) {
-          s[axis] += 1;  // (a) the broadcast dimension gets stride 1 instead of 0
+    const Shape lengths = axis_lengths(e);
+    std::vector<std::vector<std::int64_t>> stride = operand_strides(e);
+    if (bug_ == PlantedBug::size1_stride) {
+      for (std::size_t m = 0; m < e.operands.size(); ++m) {
+        const CheckedOperand& op = e.operands[m];
+        for (std::size_t d = 0; d < op.shape.size(); ++d) {
+          const auto axis = static_cast<std::size_t>(op.axes[d]);
+          if (op.shape[d] == 1 && lengths[axis] > 1) stride[m][axis] += 1;  // (a) broadcast gets stride 1, not 0
         }
-        step *= op.shape[d];
       }
-      stride.push_back(std::move(s));
     }
     auto read = [&](std::size_t m, const std::vector<std::int64_t>& coords) {
       const auto values = inputs[m].values<T>();

@@ -74,12 +74,10 @@ TEST_P(EinsumValueRow, FusedBackendVerdict) {
 INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRow, ::testing::ValuesIn(test::einsum_value_rows()),
                          test::RowId{});
 
-using ErrorRow = test::EinsumErrorRow;
-
-class EinsumErrorRow : public ::testing::TestWithParam<ErrorRow> {};
+class EinsumErrorRow : public ::testing::TestWithParam<test::EinsumErrorRow> {};
 
 TEST_P(EinsumErrorRow, ReferenceAndFusedRejectWithTheCode) {
-  const ErrorRow& row = GetParam();
+  const test::EinsumErrorRow& row = GetParam();
   const Case c = test::case_of(row);
   auto checked = check_einsum(row.pattern, test::shapes_of(row.shapes));
   ASSERT_FALSE(checked.ok());

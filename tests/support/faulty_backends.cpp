@@ -13,6 +13,7 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "support/einsum_strides.hpp"
 
 namespace einfuzz::test {
 namespace {
@@ -72,19 +73,8 @@ class FaultyBackend final : public Backend {
  private:
   template <class T>
   Tensor evaluate(const CheckedEinsum& e, std::span<const Tensor> inputs) const {
-    Shape lengths;
-    for (const Axis& a : e.axes) lengths.push_back(a.length);
-    // Per operand and global axis: the storage stride (diagonals add up, size-1 dims broadcast).
-    std::vector<std::vector<std::int64_t>> stride;
-    for (const CheckedOperand& op : e.operands) {
-      std::vector<std::int64_t> s(e.axes.size(), 0);
-      std::int64_t step = 1;
-      for (std::size_t d = op.shape.size(); d-- > 0;) {
-        if (op.shape[d] != 1) s[static_cast<std::size_t>(op.axes[d])] += step;
-        step *= op.shape[d];
-      }
-      stride.push_back(std::move(s));
-    }
+    const Shape lengths = axis_lengths(e);
+    const auto stride = operand_strides(e);
     auto read = [&](std::size_t m, const std::vector<std::int64_t>& coords) {
       std::int64_t at = 0;
       for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[m][a];

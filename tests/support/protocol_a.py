@@ -38,10 +38,7 @@ def elements(shape):
 
 def requests():
     """Each message (a dict, the hello included) until EOF or `bye`."""
-    while True:
-        line = stdin.readline()
-        if not line:
-            return
+    for line in iter(stdin.readline, b""):
         msg = json.loads(line)
         if msg.get("bye"):
             return
