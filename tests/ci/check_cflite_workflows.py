@@ -89,6 +89,14 @@ def expect_run(path, runs, mode, seconds, problems):
         problems.append(f"{path.name}: no run_fuzzers step with mode {mode!r} and fuzz-seconds {seconds} (has {got})")
 
 
+def check_fuzzing_jobs(path, workflow, project, mode, seconds, problems):
+    """Every job builds the project's sanitizer matrix and runs the fuzzers in `mode` for `seconds`."""
+    for job_name, job in workflow["jobs"].items():
+        checked = check_job(path, job_name, job, project, True, problems)
+        if checked:
+            expect_run(path, checked[0], mode, seconds, problems)
+
+
 def validate(root):
     root = Path(root)
     problems = []
@@ -125,19 +133,13 @@ def validate(root):
         path, w = workflows["cflite_pr.yml"]
         if "pull_request" not in triggers(w):
             problems.append("cflite_pr.yml: not triggered by pull_request")
-        for job_name, job in w["jobs"].items():
-            checked = check_job(path, job_name, job, project, True, problems)
-            if checked:
-                expect_run(path, checked[0], "code-change", 600, problems)
+        check_fuzzing_jobs(path, w, project, "code-change", 600, problems)
     if "cflite_batch.yml" in workflows:
         path, w = workflows["cflite_batch.yml"]
         crons = [s.get("cron", "") for s in triggers(w).get("schedule", []) or []]
         if not any(re.fullmatch(r"\S+ (\*|0)/6 \* \* \*", c) for c in crons):
             problems.append(f"cflite_batch.yml: schedule {crons} is not every 6 hours")
-        for job_name, job in w["jobs"].items():
-            checked = check_job(path, job_name, job, project, True, problems)
-            if checked:
-                expect_run(path, checked[0], "batch", 3600, problems)
+        check_fuzzing_jobs(path, w, project, "batch", 3600, problems)
     if "cflite_build.yml" in workflows:
         path, w = workflows["cflite_build.yml"]
         branches = (triggers(w).get("push") or {}).get("branches", [])

@@ -38,30 +38,6 @@ class Drift(unittest.TestCase):
     def test_the_repository_is_valid(self):
         self.assertEqual(self.problems(), "")
 
-    def test_a_sanitizer_missing_from_a_matrix(self):
-        self.edit(".github/workflows/cflite_pr.yml", "          - undefined\n", "")
-        self.assertIn("sanitizer matrix", self.problems())
-
-    def test_a_sanitizer_project_yaml_adds(self):
-        self.edit(".clusterfuzzlite/project.yaml", "  - undefined\n", "  - undefined\n  - memory\n")
-        self.assertIn("project.yaml declares", self.problems())
-
-    def test_pr_fuzzing_time(self):
-        self.edit(".github/workflows/cflite_pr.yml", "fuzz-seconds: 600", "fuzz-seconds: 60")
-        self.assertIn("mode 'code-change' and fuzz-seconds 600", self.problems())
-
-    def test_batch_schedule(self):
-        self.edit(".github/workflows/cflite_batch.yml", "'0 0/6 * * *'", "'0 0 * * *'")
-        self.assertIn("not every 6 hours", self.problems())
-
-    def test_coverage_job(self):
-        self.edit(".github/workflows/cflite_cron.yml", "mode: 'coverage'", "mode: 'prune'")
-        self.assertIn("no coverage job", self.problems())
-
-    def test_a_named_fuzzer_that_is_not_built(self):
-        self.edit(".github/workflows/cflite_pr.yml", "output-sarif: true", "output-sarif: true\n          # fuzz_nonexistent")
-        self.assertIn("names fuzzer fuzz_nonexistent", self.problems())
-
     def test_a_target_without_options(self):
         (self.tmp / "fuzz/fuzz_case.options").unlink()
         self.assertIn("fuzz_case is built but has no fuzz/fuzz_case.options", self.problems())
@@ -69,6 +45,34 @@ class Drift(unittest.TestCase):
     def test_a_workflow_that_does_not_parse(self):
         (self.tmp / ".github/workflows/cflite_build.yml").write_text("jobs: [\n")
         self.assertIn("cflite_build.yml: does not parse", self.problems())
+
+
+# One drift per row: (test name, file, text, replacement, a fragment of the expected problem).
+EDITS = [
+    ("test_a_sanitizer_missing_from_a_matrix", ".github/workflows/cflite_pr.yml", "          - undefined\n", "",
+     "sanitizer matrix"),
+    ("test_a_sanitizer_project_yaml_adds", ".clusterfuzzlite/project.yaml", "  - undefined\n",
+     "  - undefined\n  - memory\n", "project.yaml declares"),
+    ("test_pr_fuzzing_time", ".github/workflows/cflite_pr.yml", "fuzz-seconds: 600", "fuzz-seconds: 60",
+     "mode 'code-change' and fuzz-seconds 600"),
+    ("test_batch_schedule", ".github/workflows/cflite_batch.yml", "'0 0/6 * * *'", "'0 0 * * *'",
+     "not every 6 hours"),
+    ("test_coverage_job", ".github/workflows/cflite_cron.yml", "mode: 'coverage'", "mode: 'prune'",
+     "no coverage job"),
+    ("test_a_named_fuzzer_that_is_not_built", ".github/workflows/cflite_pr.yml", "output-sarif: true",
+     "output-sarif: true\n          # fuzz_nonexistent", "names fuzzer fuzz_nonexistent"),
+]
+
+
+def drift_test(rel, old, new, expected):
+    def test(self):
+        self.edit(rel, old, new)
+        self.assertIn(expected, self.problems())
+    return test
+
+
+for _name, *_edit in EDITS:
+    setattr(Drift, _name, drift_test(*_edit))
 
 
 if __name__ == "__main__":
