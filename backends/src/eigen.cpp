@@ -21,6 +21,7 @@
 
 #include <unsupported/Eigen/CXX11/Tensor>
 
+#include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 
@@ -78,6 +79,22 @@ Eigen::array<Index, R> to_array(const std::vector<Index>& v) {
 
 // ---------------------------------------------------------------------------------------------
 // Relayouts: shuffle (any rank up to kMaxRank after simplification) and broadcast.
+
+/// Calls fn(std::integral_constant<int, R>{}) with R = rank, for 1 <= rank <= kMaxRank (Eigen's
+/// tensor rank is a template parameter); throws RankTooHigh for any other rank.
+template <class Fn>
+void with_rank(std::size_t rank, Fn&& fn) {
+  static_assert(kMaxRank == 6, "one case per rank");
+  switch (rank) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    case 4: return fn(std::integral_constant<int, 4>{});
+    case 5: return fn(std::integral_constant<int, 5>{});
+    case 6: return fn(std::integral_constant<int, 6>{});
+    default: throw RankTooHigh{rank};
+  }
+}
 
 template <class T, int R>
 void shuffle_rank(const T* src, const std::vector<Index>& dims, const std::vector<Index>& perm, T* dst) {
@@ -137,14 +154,8 @@ void shuffle(const T* src, std::vector<Index> dims, std::vector<Index> perm, T* 
     std::copy(src, src + n, dst);
     return;
   }
-  switch (dims.size()) {
-    case 2: return shuffle_rank<T, 2>(src, dims, perm, dst);
-    case 3: return shuffle_rank<T, 3>(src, dims, perm, dst);
-    case 4: return shuffle_rank<T, 4>(src, dims, perm, dst);
-    case 5: return shuffle_rank<T, 5>(src, dims, perm, dst);
-    case 6: return shuffle_rank<T, 6>(src, dims, perm, dst);
-    default: throw RankTooHigh{dims.size()};
-  }
+  // Rank 1 is always the identity, handled above.
+  with_rank(dims.size(), [&](auto rank) { shuffle_rank<T, decltype(rank)::value>(src, dims, perm, dst); });
 }
 
 template <class T, int R>
@@ -158,15 +169,7 @@ void broadcast_rank(const T* src, const std::vector<Index>& dims, const std::vec
 
 template <class T>
 void broadcast(const T* src, const std::vector<Index>& dims, const std::vector<Index>& factors, T* dst) {
-  switch (dims.size()) {
-    case 1: return broadcast_rank<T, 1>(src, dims, factors, dst);
-    case 2: return broadcast_rank<T, 2>(src, dims, factors, dst);
-    case 3: return broadcast_rank<T, 3>(src, dims, factors, dst);
-    case 4: return broadcast_rank<T, 4>(src, dims, factors, dst);
-    case 5: return broadcast_rank<T, 5>(src, dims, factors, dst);
-    case 6: return broadcast_rank<T, 6>(src, dims, factors, dst);
-    default: throw RankTooHigh{dims.size()};
-  }
+  with_rank(dims.size(), [&](auto rank) { broadcast_rank<T, decltype(rank)::value>(src, dims, factors, dst); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -349,19 +352,15 @@ BackendResult run_einsum(const CheckedEinsum& e, const std::vector<Tensor>& inpu
   for (std::size_t m = 0; m < e.operands.size(); ++m) parts.push_back(operand<T>(e, m, inputs[m]));
 
   // Labels private to one operand (contracted, used nowhere else) are summed inside it first.
-  std::vector<int> uses(e.axes.size(), 0);
-  for (const auto& p : parts) {
-    for (int a : p.axes) ++uses[static_cast<std::size_t>(a)];
-  }
-  std::vector<bool> in_output(e.axes.size(), false);
-  for (int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
   for (auto& p : parts) {
     std::vector<int> own;
     for (int a : p.axes) {
-      if (!in_output[static_cast<std::size_t>(a)] && uses[static_cast<std::size_t>(a)] == 1) own.push_back(a);
+      if (e.roles[static_cast<std::size_t>(a)] == AxisRole::private_contracted) own.push_back(a);
     }
     if (!own.empty()) p = sum_out(std::move(p), own);
   }
+  std::vector<bool> in_output(e.axes.size(), false);
+  for (int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
 
   Partial<T> acc = std::move(parts[0]);
   for (std::size_t m = 1; m < parts.size(); ++m) {
@@ -448,60 +447,32 @@ std::string eigen_version() {
          std::to_string(EIGEN_MINOR_VERSION) + " Tensor module";
 }
 
-Rejected rejected(const Diagnostic& d) { return Rejected{std::string(code_name(d.code)), d.message}; }
-
 class EigenBackend final : public Backend {
  public:
-  explicit EigenBackend(const Limits& limits) : limits_(limits) {
-    caps_.ops = {Op::einsum, Op::reduce};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
-    caps_.semantics = Semantics::any_order;
-    caps_.nan_profile = NanProfile::propagate;
-    caps_.factoring = true;
-    caps_.version = eigen_version();
-  }
+  explicit EigenBackend(const Limits& limits)
+      : limits_(limits), caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, true, eigen_version())) {}
   std::string_view name() const override { return "eigen"; }
   const Capabilities& capabilities() const override { return caps_; }
 
   BackendResult run(const Case& c) override {
-    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-      if (c.inputs[k].dtype() != c.dtype) {
-        return Rejected{"invalidArgument", "input " + std::to_string(k) + " is not " + std::string(dtype_name(c.dtype))};
-      }
-    }
     try {
-      return c.op == Op::einsum ? einsum(c) : reduce(c);
+      return run_checked(c, limits_, *this);
     } catch (const RankTooHigh& t) {
       return Unsupported{"eigen: a relayout of rank " + std::to_string(t.rank) + " > " + std::to_string(kMaxRank)};
     }
   }
 
+  // The evaluations run_checked dispatches to.
+  template <class T>
+  BackendResult einsum(const CheckedEinsum& e, const Case& c) const {
+    return run_einsum<T>(e, c.inputs);
+  }
+  template <class T>
+  BackendResult reduce(const CheckedReduce& r, const Case& c) const {
+    return run_reduce<T>(r, c.inputs[0]);
+  }
+
  private:
-  BackendResult einsum(const Case& c) const {
-    std::vector<Shape> shapes;
-    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-    auto checked = check_einsum(c.pattern, shapes, limits_);
-    if (!checked) return rejected(checked.error());
-    if (c.dtype == DType::boolean) return Rejected{"unsupportedDtype", "einsum on bool"};
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, Bool8>) {
-        return Rejected{"unsupportedDtype", "einsum on bool"};
-      } else {
-        return run_einsum<T>(*checked, c.inputs);
-      }
-    });
-  }
-
-  BackendResult reduce(const Case& c) const {
-    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-    auto checked =
-        check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits_);
-    if (!checked) return rejected(checked.error());
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return run_reduce<decltype(tag)>(*checked, c.inputs[0]); });
-  }
-
   Limits limits_;
   Capabilities caps_;
 };

@@ -10,8 +10,11 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
@@ -109,16 +112,13 @@ std::string path_name(TorchPath path) {
 
 class TorchBackend final : public Backend {
  public:
-  explicit TorchBackend(TorchPath path) : path_(path), name_(path_name(path)) {
-    caps_.ops = {Op::einsum, Op::reduce};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
-    caps_.semantics = Semantics::any_order;
-    caps_.nan_profile = NanProfile::propagate;
-    caps_.factoring = true;
+  explicit TorchBackend(TorchPath path)
+      : path_(path),
+        name_(path_name(path)),
+        caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, true,
+                                std::string("libtorch ") + EINFUZZ_TORCH_VERSION + " (ATen)" +
+                                    (path == TorchPath::automatic ? "" : ", explicit contraction path"))) {
     caps_.strided_inputs = true;
-    caps_.version = std::string("libtorch ") + EINFUZZ_TORCH_VERSION + " (ATen)" +
-                    (path == TorchPath::automatic ? "" : ", explicit contraction path");
   }
   std::string_view name() const override { return name_; }
   const Capabilities& capabilities() const override { return caps_; }
@@ -158,10 +158,10 @@ class TorchBackend final : public Backend {
   }
 
   static BackendResult reduce(const Case& c) {
-    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
-    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    const CheckedReduce& r = *checked;
+    // The checker's default limits: torch bounds its own sizes.
+    auto checked = checked_reduce_or_reject(c, Limits{});
+    if (auto* rejection = std::get_if<Rejected>(&checked)) return std::move(*rejection);
+    const CheckedReduce& r = std::get<CheckedReduce>(checked);
     std::vector<Tensor> keep;
     at::Tensor t = to_torch(c, 0, keep);
     std::vector<int64_t> elementary;

@@ -18,6 +18,7 @@
 #include <xtensor/xstrided_view.hpp>
 #include <xtensor/xtensor_config.hpp>
 
+#include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 
@@ -247,56 +248,31 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
 
 // ---------------------------------------------------------------------------------------------
 
-Rejected rejected(const Diagnostic& d) { return Rejected{std::string(code_name(d.code)), d.message}; }
+std::string xtensor_version() {
+  return "xtensor " + std::to_string(XTENSOR_VERSION_MAJOR) + "." + std::to_string(XTENSOR_VERSION_MINOR) + "." +
+         std::to_string(XTENSOR_VERSION_PATCH);
+}
 
 class XtensorBackend final : public Backend {
  public:
-  explicit XtensorBackend(const Limits& limits) : limits_(limits) {
-    caps_.ops = {Op::einsum, Op::reduce};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
-    caps_.semantics = Semantics::any_order;
-    caps_.nan_profile = NanProfile::propagate;
-    caps_.factoring = false;
-    caps_.version = "xtensor " + std::to_string(XTENSOR_VERSION_MAJOR) + "." + std::to_string(XTENSOR_VERSION_MINOR) +
-                    "." + std::to_string(XTENSOR_VERSION_PATCH);
-  }
+  explicit XtensorBackend(const Limits& limits)
+      : limits_(limits),
+        caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, false, xtensor_version())) {}
   std::string_view name() const override { return "xtensor"; }
   const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override { return run_checked(c, limits_, *this); }
 
-  BackendResult run(const Case& c) override {
-    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-      if (c.inputs[k].dtype() != c.dtype) {
-        return Rejected{"invalidArgument", "input " + std::to_string(k) + " is not " + std::string(dtype_name(c.dtype))};
-      }
-    }
-    return c.op == Op::einsum ? einsum(c) : reduce(c);
+  // The evaluations run_checked dispatches to.
+  template <class T>
+  BackendResult einsum(const CheckedEinsum& e, const Case& c) const {
+    return run_einsum<T>(e, c.inputs);
+  }
+  template <class T>
+  BackendResult reduce(const CheckedReduce& r, const Case& c) const {
+    return run_reduce<T>(r, c.inputs[0]);
   }
 
  private:
-  BackendResult einsum(const Case& c) const {
-    std::vector<Shape> shapes;
-    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-    auto checked = check_einsum(c.pattern, shapes, limits_);
-    if (!checked) return rejected(checked.error());
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, Bool8>) {
-        return Rejected{"unsupportedDtype", "einsum on bool"};
-      } else {
-        return run_einsum<T>(*checked, c.inputs);
-      }
-    });
-  }
-
-  BackendResult reduce(const Case& c) const {
-    if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-    auto checked =
-        check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits_);
-    if (!checked) return rejected(checked.error());
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return run_reduce<decltype(tag)>(*checked, c.inputs[0]); });
-  }
-
   Limits limits_;
   Capabilities caps_;
 };

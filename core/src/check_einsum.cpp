@@ -49,6 +49,30 @@ struct Slot {
 
 std::string slot_name(int k) { return "..." + std::to_string(k); }
 
+/// Each global axis' role from the operands it appears in (counted once per operand) and the output.
+std::vector<AxisRole> axis_roles(const CheckedEinsum& e) {
+  std::vector<int> operands_with(e.axes.size(), 0);
+  for (const CheckedOperand& op : e.operands) {
+    std::vector<bool> seen(e.axes.size(), false);
+    for (const int a : op.axes) {
+      if (!seen[static_cast<std::size_t>(a)]) ++operands_with[static_cast<std::size_t>(a)];
+      seen[static_cast<std::size_t>(a)] = true;
+    }
+  }
+  std::vector<bool> in_output(e.axes.size(), false);
+  for (const int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
+  std::vector<AxisRole> roles;
+  for (std::size_t g = 0; g < e.axes.size(); ++g) {
+    const bool shared = operands_with[g] >= 2;
+    if (in_output[g]) {
+      roles.push_back(shared ? AxisRole::batch : AxisRole::free);
+    } else {
+      roles.push_back(shared ? AxisRole::contracted : AxisRole::private_contracted);
+    }
+  }
+  return roles;
+}
+
 struct Checker {
   const EinsumPattern& p;
   std::span<const Shape> shapes;
@@ -207,6 +231,7 @@ struct Checker {
         out.contraction_shape.push_back(out.axes[g].length);
       }
     }
+    out.roles = axis_roles(out);
     if (auto r = check_limits(out); !r) return std::move(r).error();
     return out;
   }

@@ -121,5 +121,55 @@ TEST(Check, PassthroughAndEmptyContraction) {
   EXPECT_EQ(empty.output_size, 2);
 }
 
+/// The role of the axis named `name` in `e`.
+AxisRole role(const CheckedEinsum& e, std::string_view name) {
+  EXPECT_EQ(e.roles.size(), e.axes.size());
+  for (std::size_t g = 0; g < e.axes.size(); ++g) {
+    if (e.axes[g].name == name) return e.roles.at(g);
+  }
+  ADD_FAILURE() << "no axis " << name;
+  return AxisRole::free;
+}
+
+TEST(CheckRoles, MatmulHasFreeRowsAndColumnsAndOneContractedLabel) {
+  const auto e = ok("i k, k j -> i j", {{2, 3}, {3, 4}});
+  EXPECT_EQ(role(e, "i"), AxisRole::free);
+  EXPECT_EQ(role(e, "j"), AxisRole::free);
+  EXPECT_EQ(role(e, "k"), AxisRole::contracted);
+}
+
+TEST(CheckRoles, BatchedMatmulHasABatchLabel) {
+  const auto e = ok("b i k, b k j -> b i j", {{5, 2, 3}, {5, 3, 4}});
+  EXPECT_EQ(role(e, "b"), AxisRole::batch);
+  EXPECT_EQ(role(e, "i"), AxisRole::free);
+  EXPECT_EQ(role(e, "k"), AxisRole::contracted);
+}
+
+TEST(CheckRoles, TraceAndRowSumArePrivateToTheirOperand) {
+  const auto trace = ok("i i ->", {{3, 3}});
+  EXPECT_EQ(role(trace, "i"), AxisRole::private_contracted);
+  const auto row_sum = ok("a b -> a", {{2, 3}});
+  EXPECT_EQ(role(row_sum, "a"), AxisRole::free);
+  EXPECT_EQ(role(row_sum, "b"), AxisRole::private_contracted);
+  const auto diagonal = ok("i i -> i", {{3, 3}});
+  EXPECT_EQ(role(diagonal, "i"), AxisRole::free);
+  // Private to one operand of several: summed inside it.
+  const auto mixed = ok("a b, a -> a", {{2, 3}, {2}});
+  EXPECT_EQ(role(mixed, "a"), AxisRole::batch);
+  EXPECT_EQ(role(mixed, "b"), AxisRole::private_contracted);
+}
+
+TEST(CheckRoles, ABroadcastOccurrenceStillCountsItsOperand) {
+  // `a` has length 1 in operand 1 (broadcast) but appears in both operands.
+  const auto kept = ok("a b, a b -> a", {{4, 3}, {1, 3}});
+  EXPECT_EQ(role(kept, "a"), AxisRole::batch);
+  EXPECT_EQ(role(kept, "b"), AxisRole::contracted);
+  const auto ellipsis = ok("... i, ... i -> ...", {{2, 1, 3}, {4, 3}});
+  // Right-aligned slots: E0 (length 2) only in operand 0; E1 in both (length 1 in operand 0).
+  EXPECT_EQ(role(ellipsis, "...0"), AxisRole::free);
+  EXPECT_EQ(role(ellipsis, "...1"), AxisRole::batch);
+  EXPECT_EQ(role(ellipsis, "i"), AxisRole::contracted);
+}
+
 }  // namespace
 }  // namespace einfuzz

@@ -21,6 +21,7 @@
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/choice.hpp"
+#include "einfuzz/core/coords.hpp"
 #include "einfuzz/harness/generate.hpp"
 #include "einfuzz/harness/judge.hpp"
 #include "einfuzz/harness/run.hpp"
@@ -34,25 +35,6 @@ namespace einfuzz {
 namespace {
 
 using namespace oracle_test;
-
-/// Row-major odometer over `axes` (global indices) setting coords[a]; none when a length is 0.
-template <class Fn>
-void for_each_coord(const std::vector<int>& axes, const Shape& lengths, std::vector<std::int64_t>& coords, Fn&& fn) {
-  for (const int a : axes) {
-    if (lengths[static_cast<std::size_t>(a)] == 0) return;
-    coords[static_cast<std::size_t>(a)] = 0;
-  }
-  for (;;) {
-    fn();
-    std::size_t i = axes.size();
-    for (;;) {
-      if (i == 0) return;
-      const auto a = static_cast<std::size_t>(axes[--i]);
-      if (++coords[a] < lengths[a]) break;
-      coords[a] = 0;
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Exact: the multiset value against MPFR

@@ -13,6 +13,7 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/coords.hpp"
 #include "support/einsum_strides.hpp"
 
 namespace einfuzz::test {
@@ -27,25 +28,6 @@ T round_to_bits(T x, int bits) {
   int e = 0;
   const T m = std::frexp(x, &e);
   return std::ldexp(std::nearbyint(std::ldexp(m, bits)), e - bits);
-}
-
-/// Row-major odometer over `axes` (global indices) that sets coords[a]; none when a length is 0.
-template <class Fn>
-void for_each_coord(const std::vector<int>& axes, const Shape& lengths, std::vector<std::int64_t>& coords, Fn&& fn) {
-  for (const int a : axes) {
-    if (lengths[static_cast<std::size_t>(a)] == 0) return;
-    coords[static_cast<std::size_t>(a)] = 0;
-  }
-  for (;;) {
-    fn();
-    std::size_t i = axes.size();
-    for (;;) {
-      if (i == 0) return;
-      const auto a = static_cast<std::size_t>(axes[--i]);
-      if (++coords[a] < lengths[a]) break;
-      coords[a] = 0;
-    }
-  }
 }
 
 class FaultyBackend final : public Backend {

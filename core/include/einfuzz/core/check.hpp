@@ -22,6 +22,17 @@ struct Axis {
   std::int64_t length = 0; ///< the resolved length L (SEMANTICS §3.3)
 };
 
+/// What a global axis does in a checked einsum, after TBLIS's classification of indices (each axis
+/// has exactly one role; "operands" counts the operands the axis appears in, a repeated label
+/// inside one operand counting once, a size-1 broadcast occurrence counting like any other).
+enum class AxisRole {
+  batch,               ///< in the output and in >= 2 operands: `b` of `b i k, b k j -> b i j`
+  free,                ///< in the output and in exactly one operand: `i`, `j` of `i k, k j -> i j`
+  contracted,          ///< not in the output, in >= 2 operands: `k` of `i k, k j -> i j`
+  private_contracted,  ///< not in the output, in exactly one operand (summed inside it): `b` of
+                       ///< `a b -> a`, `i` of the trace `i i ->`
+};
+
 /// One operand after ellipsis expansion.
 struct CheckedOperand {
   Shape shape;             ///< physical shape as given
@@ -35,6 +46,7 @@ struct CheckedEinsum {
   std::vector<CheckedOperand> operands;  ///< in source order
   std::vector<int> output;               ///< O: indices into axes, in the user's output order
   std::vector<int> contracted;           ///< C: indices into axes, in G order (row-major, C[0] outermost)
+  std::vector<AxisRole> roles;           ///< per global axis (indexed like axes): its role
   Shape output_shape;                    ///< [L(a) for a in O]
   Shape contraction_shape;               ///< [L(c) for c in C]
   std::int64_t output_size = 1;          ///< product of output_shape (1 for rank 0)

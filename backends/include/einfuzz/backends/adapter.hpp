@@ -1,0 +1,65 @@
+// The shared front of an in-process adapter: capabilities for "every op, dtype and reduction", the
+// checks a case passes before it is evaluated (input dtypes, the checker) and the dispatch to the
+// case dtype's C++ type, so each backend writes only its evaluation.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/core/limits.hpp"
+
+namespace einfuzz {
+
+/// Capabilities of a backend that runs einsum and reduce on every dtype and every reduction kind,
+/// judged as `semantics` / `nan_profile` say (`strided_inputs` stays false).
+Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version);
+
+/// A checker diagnostic as the backend's own rejection: its code's name and its message.
+Rejected rejected(const Diagnostic& d);
+
+/// invalidArgument for the first input whose dtype is not the case's dtype, else nullopt.
+std::optional<Rejected> reject_mixed_dtypes(const Case& c);
+
+/// check_einsum of the case's pattern over its input shapes under `limits`, or its diagnostic.
+std::variant<CheckedEinsum, Rejected> checked_einsum_or_reject(const Case& c, const Limits& limits);
+
+/// invalidArgument unless the case has exactly one input, then check_reduce (pattern, reduction,
+/// supplied lengths, dtype) under `limits`, or its diagnostic.
+std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, const Limits& limits);
+
+/// The rejection of a checked einsum on bool (the checker's own unsupportedDtype, SEMANTICS §11).
+Rejected einsum_on_bool();
+
+/// The whole prelude of an in-process adapter, in this order: reject_mixed_dtypes, then for an
+/// einsum checked_einsum_or_reject and einsum_on_bool, for a reduce checked_reduce_or_reject; then
+/// `adapter.template einsum<T>(checked, c)` or `adapter.template reduce<T>(checked, c)` with T the
+/// C++ type of `c.dtype` (Bool8 reaches only reduce).
+template <class Adapter>
+BackendResult run_checked(const Case& c, const Limits& limits, Adapter& adapter) {
+  if (auto mixed = reject_mixed_dtypes(c)) return *std::move(mixed);
+  if (c.op == Op::einsum) {
+    auto checked = checked_einsum_or_reject(c, limits);
+    if (auto* r = std::get_if<Rejected>(&checked)) return std::move(*r);
+    const CheckedEinsum& e = std::get<CheckedEinsum>(checked);
+    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, Bool8>) {
+        return einsum_on_bool();
+      } else {
+        return adapter.template einsum<T>(e, c);
+      }
+    });
+  }
+  auto checked = checked_reduce_or_reject(c, limits);
+  if (auto* r = std::get_if<Rejected>(&checked)) return std::move(*r);
+  const CheckedReduce& r = std::get<CheckedReduce>(checked);
+  return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return adapter.template reduce<decltype(tag)>(r, c); });
+}
+
+}  // namespace einfuzz

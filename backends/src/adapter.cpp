@@ -1,0 +1,53 @@
+// The shared front of the in-process adapters (adapter.hpp): capabilities, dtype and checker gates.
+#include "einfuzz/backends/adapter.hpp"
+
+#include <utility>
+#include <vector>
+
+namespace einfuzz {
+
+Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version) {
+  Capabilities caps;
+  caps.ops = {Op::einsum, Op::reduce};
+  caps.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+  caps.reductions.clear();
+  for (int k = 0; k <= static_cast<int>(Reduction::all); ++k) {
+    caps.reductions.emplace_back(reduction_name(static_cast<Reduction>(k)));
+  }
+  caps.semantics = semantics;
+  caps.nan_profile = nan_profile;
+  caps.factoring = factoring;
+  caps.version = std::move(version);
+  return caps;
+}
+
+Rejected rejected(const Diagnostic& d) { return Rejected{std::string(code_name(d.code)), d.message}; }
+
+std::optional<Rejected> reject_mixed_dtypes(const Case& c) {
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    if (c.inputs[k].dtype() != c.dtype) {
+      return Rejected{"invalidArgument", "input " + std::to_string(k) + " is not " + std::string(dtype_name(c.dtype))};
+    }
+  }
+  return std::nullopt;
+}
+
+std::variant<CheckedEinsum, Rejected> checked_einsum_or_reject(const Case& c, const Limits& limits) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+  auto checked = check_einsum(c.pattern, shapes, limits);
+  if (!checked) return rejected(checked.error());
+  return std::move(*checked);
+}
+
+std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, const Limits& limits) {
+  if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
+  auto checked =
+      check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits);
+  if (!checked) return rejected(checked.error());
+  return std::move(*checked);
+}
+
+Rejected einsum_on_bool() { return Rejected{"unsupportedDtype", "einsum on bool"}; }
+
+}  // namespace einfuzz

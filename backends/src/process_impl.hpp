@@ -1,0 +1,121 @@
+// Internal to the `cmd:` backend: the state of one backend process and its members, defined in
+// process.cpp (the process's lifetime: spawn, kill, faults with evidence) and process_exchange.cpp
+// (one exchange: write a request, read a line and its payload; hello; one case).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "einfuzz/backends/process.hpp"
+#include "process_child.hpp"
+#include "process_wire.hpp"
+
+namespace einfuzz {
+
+struct ProcessBackend::Impl {
+  explicit Impl(ProcessOptions o);
+
+  ProcessOptions options;
+  std::string name;
+  Capabilities caps;
+  std::string notation = "einops";
+  bool hello_done = false;  // capabilities come from the first successful hello
+  std::optional<Fault> start_failure;
+  int restarts = 0;
+  int starts = 0;
+
+  pid_t pid = -1;
+  std::string token;  // EINFUZZ_BACKEND_TOKEN=… of the running process (kill_token_holders)
+  int in_fd = -1;   // our end of the backend's stdin (a socket, so writes never raise SIGPIPE)
+  int out_fd = -1;  // the backend's stdout
+  int err_fd = -1;  // the backend's stderr
+  std::string out_buf;  // stdout bytes received but not consumed yet
+  child::StderrRing err_ring;
+  std::int64_t next_id = 1;
+  std::int64_t first_id = 1;      // the first request id this process was sent
+  std::int64_t last_id = 0;       // the last request answered (its response complete), 0: none
+  std::string last_pattern;       // that request's pattern, for the evidence of a late fault
+  bool stale_answer = false;      // the fault just returned is a response to an earlier request
+  std::vector<LateFault> late;
+
+  // -------------------------------------------------------------------------------------------
+  // Process lifetime
+
+  void close_fds();
+
+  /// Kills the whole process group and reaps the shell; returns the wait status (or -1).
+  int kill_process();
+
+  /// Reads what stderr holds now, at most 1 MiB per call: a backend writing as fast as this reads
+  /// must not keep the harness here past its deadlines.
+  void drain_stderr();
+
+  /// The process stopped talking (stdout closed or stdin refused): give it a moment to exit, so
+  /// the evidence can say how it ended, then kill what is left.
+  Fault crash_fault(const std::string& what);
+
+  Fault timeout_fault(const std::string& what);
+
+  Fault protocol_fault(const std::string& what);
+
+  std::optional<Fault> spawn();
+
+  /// Starts the process and exchanges the hello; the fault (and no process) when either fails.
+  /// The first start (on construction) may take hello_timeout_seconds; a restart happens inside a
+  /// case, so its hello gets no more than the case's timeout.
+  std::optional<Fault> start();
+
+  // -------------------------------------------------------------------------------------------
+  // One exchange: write the request, read one JSON line (and its payload)
+
+  /// The parsed line and, when a payload follows, where to put it.
+  struct Incoming {
+    std::optional<wire::Json> line;
+    Tensor* payload = nullptr;       // set by the caller once the line is validated
+    std::size_t payload_bytes = 0;   // bytes the line announced
+    std::size_t payload_have = 0;    // bytes received so far
+  };
+
+  std::variant<wire::Json, Fault> exchange_line(const std::string& request, double timeout_seconds, const char* what);
+
+  /// Writes `chunks` and reads until one complete message: a JSON line, and when `on_line` asks
+  /// for it (by setting `in.payload`), the payload bytes. Drains stderr throughout.
+  template <class OnLine>
+  std::optional<Fault> exchange(std::span<const std::span<const std::byte>> chunks, double timeout_seconds,
+                                const char* what, Incoming& in, OnLine on_line);
+
+  void copy_payload(Incoming& in, const char* data, std::size_t n);
+
+  /// Reads what stdout has now into out_buf (payload bytes straight into the output tensor, no
+  /// second copy of a large result). Returns the bytes read, or nullopt at end of file.
+  std::optional<std::size_t> read_stdout(Incoming& in);
+
+  /// Non-blocking: pulls whatever stdout holds right now into out_buf (for the long-payload check).
+  void drain_stdout_now();
+
+  // -------------------------------------------------------------------------------------------
+  // Hello and capabilities
+
+  std::optional<Fault> read_hello(const wire::Json& j);
+
+  // -------------------------------------------------------------------------------------------
+  // Requests and responses
+
+  /// Records a fault that belongs to request `request` although it surfaced later (the bytes
+  /// arrived after that request's response was complete), and kills the process.
+  void late_fault(std::int64_t request, const std::string& what);
+
+  BackendResult run(const Case& c);
+
+  /// Sends one case on the running process and reads its answer.
+  BackendResult exchange_case(const Case& c);
+};
+
+}  // namespace einfuzz

@@ -1,0 +1,300 @@
+// The PROTOCOL A wire format (process_wire.hpp): requests encoded, hellos and responses decoded,
+// stdout lines checked before they are parsed. No process, no I/O.
+#include "process_wire.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <set>
+#include <utility>
+
+#include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/text.hpp"
+
+namespace einfuzz::wire {
+
+std::string json_quote(std::string_view s) {
+  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string printable(std::string_view s, std::size_t max_length) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char ch : s) {
+    if (out.size() >= max_length) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
+
+int json_depth(std::string_view s) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      max_depth = std::max(max_depth, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+DType output_dtype(const Case& c) {
+  if (c.op == Op::reduce && c.reduction && (*c.reduction == "any" || *c.reduction == "all")) return DType::boolean;
+  return c.dtype;
+}
+
+std::variant<Json, std::string> parse_line(std::string line, std::size_t max_line_bytes) {
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.size() > max_line_bytes) {
+    return "output flooding: a line of " + std::to_string(line.size()) + " bytes (limit " +
+           std::to_string(max_line_bytes) + ")";
+  }
+  if (!is_valid_utf8(line)) return "a line that is not UTF-8: \"" + printable(line) + "\"";
+  if (json_depth(line) > kMaxJsonDepth) return "JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+  Json j = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return "malformed JSON: \"" + printable(line) + "\"";
+  return j;
+}
+
+std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation) {
+  if (!j.is_object()) return std::string("the answer is not a JSON object");
+  const auto str = [&](const char* key, std::string& out) -> std::optional<std::string> {
+    const auto it = j.find(key);
+    if (it == j.end()) return std::nullopt;
+    if (!it->is_string()) return std::string(std::string("\"") + key + "\" must be a string");
+    out = it->get<std::string>();
+    return std::nullopt;
+  };
+  std::string protocol;
+  if (auto f = str("protocol", protocol)) return *f;
+  if (protocol != kProtocol) {
+    return std::string("\"protocol\" must be " + json_quote(kProtocol) + ", got " + json_quote(printable(protocol)));
+  }
+  Capabilities c;
+  std::string backend_name = command;
+  std::string version;
+  if (auto f = str("name", backend_name)) return *f;
+  if (auto f = str("version", version)) return *f;
+  const auto list = [&](const char* key, std::vector<std::string>& out) -> std::optional<std::string> {
+    const auto it = j.find(key);
+    if (it == j.end()) return std::nullopt;
+    if (!it->is_array()) return std::string(std::string("\"") + key + "\" must be an array of strings");
+    out.clear();
+    for (const Json& v : *it) {
+      if (!v.is_string()) return std::string(std::string("\"") + key + "\" must be an array of strings");
+      out.push_back(v.get<std::string>());
+    }
+    return std::nullopt;
+  };
+  std::vector<std::string> ops = {"einsum"};
+  std::vector<std::string> dtypes = {"f32", "f64"};
+  std::vector<std::string> reductions;
+  if (auto f = list("ops", ops)) return *f;
+  if (auto f = list("dtypes", dtypes)) return *f;
+  if (auto f = list("reductions", reductions)) return *f;
+  // Unknown names are skipped, so a backend may announce more than this harness knows.
+  c.ops.clear();
+  for (const auto& o : ops) {
+    if (o == "einsum") c.ops.push_back(Op::einsum);
+    if (o == "reduce") c.ops.push_back(Op::reduce);
+  }
+  c.dtypes.clear();
+  for (const auto& d : dtypes) {
+    if (auto t = dtype_from_name(d)) c.dtypes.push_back(*t);
+  }
+  for (const auto& r : reductions) {
+    if (reduction_from_name(r)) c.reductions.push_back(r);
+  }
+  std::string semantics = "any-order";
+  std::string nan_profile = "propagate";
+  if (auto f = str("semantics", semantics)) return *f;
+  if (auto f = str("nan_profile", nan_profile)) return *f;
+  if (auto f = str("notation", notation)) return *f;
+  if (semantics == "ordered") {
+    c.semantics = Semantics::ordered;
+  } else if (semantics == "any-order") {
+    c.semantics = Semantics::any_order;
+  } else {
+    return std::string("\"semantics\" must be \"ordered\" or \"any-order\", got " + json_quote(printable(semantics)));
+  }
+  if (nan_profile == "propagate") {
+    c.nan_profile = NanProfile::propagate;
+  } else if (nan_profile == "ignore") {
+    c.nan_profile = NanProfile::ignore;
+  } else if (nan_profile == "ordered") {
+    c.nan_profile = NanProfile::ordered;
+  } else {
+    return std::string("\"nan_profile\" must be \"propagate\", \"ignore\" or \"ordered\", got " +
+               json_quote(printable(nan_profile)));
+  }
+  if (notation != "einops" && notation != "numpy") {
+    return std::string("\"notation\" must be \"einops\" or \"numpy\", got " + json_quote(printable(notation)));
+  }
+  for (const auto& [key, field] : {std::pair{"factoring", &c.factoring}, std::pair{"strided_inputs", &c.strided_inputs}}) {
+    const auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (!it->is_boolean()) return std::string(std::string("\"") + key + "\" must be true or false");
+    *field = it->get<bool>();
+  }
+  c.version = backend_text(backend_name + (version.empty() ? "" : " " + version), 200);
+  return c;
+}
+
+std::string request_line(const Case& c, std::int64_t id, const std::vector<std::optional<Tensor>>& storages) {
+  std::string s = "{\"id\":" + std::to_string(id) + ",\"op\":" + json_quote(op_name(c.op)) +
+                  ",\"pattern\":" + json_quote(c.pattern);
+  if (c.op == Op::einsum) {
+    std::vector<Shape> shapes;
+    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    const auto sub = numpy_subscripts(c.pattern, shapes);
+    s += ",\"subscripts\":" + (sub ? json_quote(*sub) : std::string("null"));
+  } else {
+    s += ",\"reduction\":" + (c.reduction ? json_quote(*c.reduction) : std::string("null"));
+    // Written by hand so duplicate names reach the backend (a `duplicateAxisLength` case).
+    s += ",\"axis_lengths\":{";
+    for (std::size_t i = 0; i < c.axis_lengths.size(); ++i) {
+      if (i) s += ',';
+      s += json_quote(c.axis_lengths[i].first) + ":" + std::to_string(c.axis_lengths[i].second);
+    }
+    s += "}";
+  }
+  s += ",\"dtype\":" + json_quote(dtype_name(c.dtype)) + ",\"inputs\":[";
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+    if (k) s += ',';
+    s += "{\"shape\":" + Json(c.inputs[k].shape()).dump();
+    if (storages[k]) {
+      const InputLayout& l = *c.layouts[k];
+      s += ",\"layout\":{\"strides\":" + Json(l.strides).dump() + ",\"offset\":" + std::to_string(l.offset) +
+           ",\"storage\":" + std::to_string(l.storage) + "}";
+    }
+    s += "}";
+  }
+  return s + "]}\n";
+}
+
+std::optional<std::string> not_describable(const Case& c) {
+  if (c.op != Op::reduce) return std::nullopt;
+  if (c.inputs.size() != 1) {
+    return "a reduce request carries exactly one input and this case has " + std::to_string(c.inputs.size()) +
+           " (PROTOCOL A §2: not sent)";
+  }
+  std::set<std::string_view> names;
+  for (const auto& [axis, length] : c.axis_lengths) {
+    if (!names.insert(axis).second) {
+      return "the supplied axis lengths repeat the name " + json_quote(printable(axis)) +
+             ": a JSON object keeps one of them, so the backend could never see the repetition "
+             "(PROTOCOL A §2: not sent)";
+    }
+  }
+  return std::nullopt;
+}
+
+Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, DType out_dtype, const Limits& limits) {
+  const auto bad = [](std::string what) { return BadResponse{std::move(what)}; };
+  if (!j.is_object()) return bad("the response is not a JSON object: \"" + printable(j.dump()) + "\"");
+  const auto idit = j.find("id");
+  if (idit != j.end() && idit->is_number_integer() && idit->get<std::int64_t>() < id &&
+      idit->get<std::int64_t>() >= first_id) {
+    return StaleResponse{idit->get<std::int64_t>()};
+  }
+  if (idit == j.end() || !idit->is_number_integer() || idit->get<std::int64_t>() != id) {
+    return bad("wrong id: expected " + std::to_string(id) + ", got " +
+               (idit == j.end() ? std::string("none") : printable(idit->dump())));
+  }
+  const auto st = j.find("status");
+  if (st == j.end() || !st->is_string()) return bad("\"status\" missing or not a string");
+  const std::string status = st->get<std::string>();
+  std::string message;
+  if (const auto m = j.find("message"); m != j.end() && m->is_string()) message = m->get<std::string>();
+  // Cut at a character boundary, control characters escaped: it is printed and reported as is.
+  message = backend_text(message, 2000);
+  if (status == "error") {
+    std::string code;
+    if (const auto cd = j.find("code"); cd != j.end() && cd->is_string()) code = backend_text(cd->get<std::string>(), 200);
+    return Rejected{code, message};
+  }
+  if (status == "unsupported") return Unsupported{message};
+  if (status != "ok") return bad("unknown status " + json_quote(printable(status)));
+  if (const auto dt = j.find("dtype"); dt != j.end() && (!dt->is_string() || *dt != dtype_name(out_dtype))) {
+    return bad("\"dtype\" " + printable(dt->dump()) + " is not the expected " + std::string(dtype_name(out_dtype)));
+  }
+  const auto sh = j.find("shape");
+  if (sh == j.end() || !sh->is_array()) return bad("an ok response without a \"shape\" array");
+  Shape shape;
+  for (const Json& d : *sh) {
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 0 ||
+        (d.is_number_unsigned() &&
+         d.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+      return bad("\"shape\" " + printable(sh->dump()) + " has an entry that is not a length");
+    }
+    shape.push_back(d.get<std::int64_t>());
+  }
+  // The limits decide before anything proportional to the shape is allocated.
+  if (auto size = check_tensor_size(shape, limits, "the response shape"); !size) {
+    return bad("huge shape " + printable(sh->dump(), 120) + ": " + size.error().message);
+  }
+  return Payload{std::move(shape)};
+}
+
+}  // namespace einfuzz::wire
+
+namespace einfuzz {
+
+bool is_valid_utf8(std::string_view s) noexcept {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    int extra = 0;
+    std::uint32_t cp = 0;
+    if (c >= 0xc2 && c <= 0xdf) {
+      extra = 1;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      extra = 2;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      extra = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + static_cast<std::size_t>(extra) >= s.size()) return false;
+    for (int k = 1; k <= extra; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    const std::uint32_t min_cp[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[extra] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += static_cast<std::size_t>(extra) + 1;
+  }
+  return true;
+}
+
+}  // namespace einfuzz

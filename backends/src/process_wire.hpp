@@ -1,0 +1,75 @@
+// Internal to the `cmd:` backend: the PROTOCOL A wire format as pure functions (a request encoded,
+// a hello and a response decoded, one stdout line checked and parsed), testable without a process.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/core/limits.hpp"
+#include "einfuzz/core/tensor.hpp"
+
+namespace einfuzz::wire {
+
+using Json = nlohmann::json;
+
+/// The protocol a hello must name.
+inline constexpr std::string_view kProtocol = "einfuzz-backend/1";
+/// Deeper JSON than this is refused before parsing (no backend needs more than three levels).
+inline constexpr int kMaxJsonDepth = 32;
+
+/// `s` as a JSON string literal (invalid UTF-8 replaced).
+std::string json_quote(std::string_view s);
+/// Printable, short: the evidence quotes what the backend sent, escaped.
+std::string printable(std::string_view s, std::size_t max_length = 200);
+/// Nesting depth of a JSON text, ignoring brackets inside strings (decides before parsing).
+int json_depth(std::string_view s);
+/// The output dtype of a case: bool for any/all, else the case's dtype.
+DType output_dtype(const Case& c);
+
+/// One stdout line (without its '\n'; a trailing '\r' is dropped) as JSON, or why it breaks
+/// PROTOCOL A (the protocol fault's evidence): longer than `max_line_bytes`, not UTF-8, nested
+/// deeper than kMaxJsonDepth, or malformed (a truncated line included).
+std::variant<Json, std::string> parse_line(std::string line, std::size_t max_line_bytes);
+
+/// The capabilities a hello declares (PROTOCOL A §1: defaults for missing keys, unknown names
+/// skipped, the version "name version" with `command` as the default name), or why it is not a
+/// valid hello. `notation` is set when the hello has the key, even when a later key fails.
+std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation);
+
+/// The request line (with its '\n') for case `c` as request `id`; an input k with storages[k] set
+/// is described by its layout (the storage bytes follow instead of the dense values).
+std::string request_line(const Case& c, std::int64_t id, const std::vector<std::optional<Tensor>>& storages);
+
+/// Why PROTOCOL A §2 cannot describe the case to a backend, or nullopt: such a case is not sent.
+std::optional<std::string> not_describable(const Case& c);
+
+/// A response line carrying the id of an earlier request of this process: a second answer to it.
+struct StaleResponse {
+  std::int64_t request = 0;
+};
+/// A response line that breaks PROTOCOL A §2: the protocol fault's evidence.
+struct BadResponse {
+  std::string what;
+};
+/// An ok response: `shape` elements of the expected dtype follow as the payload (already checked
+/// against the limits, so allocating it is safe).
+struct Payload {
+  Shape shape;
+};
+using Response = std::variant<Rejected, Unsupported, Payload, StaleResponse, BadResponse>;
+
+/// Decodes the response line `j` to request `id` on a process whose first request was `first_id`,
+/// expecting `out_dtype`; a payload's shape is bounded by `limits`. The backend's message and code
+/// are cut and escaped for reports.
+Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, DType out_dtype, const Limits& limits);
+
+}  // namespace einfuzz::wire

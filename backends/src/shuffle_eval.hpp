@@ -1,0 +1,25 @@
+// Internal to the shuffle backend: its two evaluations, one translation unit each (shuffle_einsum.cpp,
+// shuffle_reduce.cpp), instantiated for every dtype they take.
+#pragma once
+
+#include <span>
+
+#include "einfuzz/backends/shuffle.hpp"
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/choice.hpp"
+#include "einfuzz/core/tensor.hpp"
+
+namespace einfuzz::shuffle_detail {
+
+/// The einsum on T (f32, f64, i32, i64) along paths drawn from `rng` within `options`' freedoms:
+/// per term, or (when factoring) a random pairwise contraction path; +0 everywhere when the output
+/// or the contraction is empty, without drawing from `rng`.
+template <class T>
+Tensor shuffle_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, const ShuffleOptions& options);
+
+/// The reduce on T (every dtype): every fibre folded in its own random order (ORACLE.md §4).
+template <class T>
+Tensor shuffle_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng, const ShuffleOptions& options);
+
+}  // namespace einfuzz::shuffle_detail

@@ -1,0 +1,46 @@
+// for_each_coord (core/coords.hpp): the row-major odometer every element-wise evaluator walks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "einfuzz/core/coords.hpp"
+
+namespace einfuzz {
+namespace {
+
+using Coords = std::vector<std::int64_t>;
+
+TEST(Coords, WalksTheSubsetRowMajorAndLeavesOtherAxesAlone) {
+  const Shape lengths = {2, 9, 3};
+  Coords coords = {7, 5, 7};
+  std::vector<Coords> seen;
+  for_each_coord({2, 0}, lengths, coords, [&] { seen.push_back(coords); });
+  // axes[0] (global axis 2) is outermost; global axis 1 keeps its 5.
+  const std::vector<Coords> expected = {{0, 5, 0}, {1, 5, 0}, {0, 5, 1}, {1, 5, 1}, {0, 5, 2}, {1, 5, 2}};
+  EXPECT_EQ(seen, expected);
+}
+
+TEST(Coords, AnEmptySubsetCallsOnceAndAZeroLengthNever) {
+  const Shape lengths = {3, 0};
+  Coords coords = {1, 1};
+  int calls = 0;
+  for_each_coord({}, lengths, coords, [&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+  for_each_coord({0, 1}, lengths, coords, [&] { ++calls; });
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Coords, NestedCallsWalkTheProductSpace) {
+  const Shape lengths = {2, 3};
+  Coords coords(2, 0);
+  std::vector<Coords> seen;
+  for_each_coord({0}, lengths, coords, [&] { for_each_coord({1}, lengths, coords, [&] { seen.push_back(coords); }); });
+  ASSERT_EQ(seen.size(), 6u);
+  EXPECT_EQ(seen.front(), (Coords{0, 0}));
+  EXPECT_EQ(seen[3], (Coords{1, 0}));
+  EXPECT_EQ(seen.back(), (Coords{1, 2}));
+}
+
+}  // namespace
+}  // namespace einfuzz
