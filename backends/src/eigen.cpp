@@ -24,6 +24,7 @@
 #include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "arith.hpp"
 
 namespace einfuzz {
 namespace {
@@ -43,25 +44,8 @@ using ConstMap = Eigen::TensorMap<Eigen::Tensor<const T, R, Eigen::RowMajor>>;
 template <class T, int R>
 using Map = Eigen::TensorMap<Eigen::Tensor<T, R, Eigen::RowMajor>>;
 
-/// The type arithmetic runs in: integers wrap, so they are computed unsigned (same bits, no UB).
-template <class T>
-struct ArithOf {
-  using type = T;
-};
-template <> struct ArithOf<std::int32_t> { using type = std::uint32_t; };
-template <> struct ArithOf<std::int64_t> { using type = std::uint64_t; };
-template <class T>
-using Arith = typename ArithOf<T>::type;
-
-/// Signed and unsigned variants of one integer type may alias each other ([basic.lval]).
-template <class T>
-const Arith<T>* arith(const T* p) {
-  return reinterpret_cast<const Arith<T>*>(p);
-}
-template <class T>
-Arith<T>* arith(T* p) {
-  return reinterpret_cast<Arith<T>*>(p);
-}
+using adapter_detail::Arith;
+using adapter_detail::arith;
 
 /// The element count of `dims`. A zero-length dimension makes it 0 whatever the others are: the
 /// checker bounds only the count, so the lengths beside a 0 may multiply past int64.

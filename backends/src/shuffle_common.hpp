@@ -1,5 +1,5 @@
 // Internal to the shuffle backend: random but valid summation trees and product associations
-// (Shuffler), the accumulator choice (Wider) and the strided read both evaluations share.
+// (Shuffler) and the accumulator choice (Wider) both evaluations share.
 #pragma once
 
 #include <algorithm>
@@ -145,13 +145,6 @@ class Shuffler {
   Rng& rng_;
   bool fma_;
 };
-
-/// The element offset of `coords` in storage with per-axis `stride`.
-inline std::int64_t offset(const std::vector<std::int64_t>& stride, const std::vector<std::int64_t>& coords) {
-  std::int64_t at = 0;
-  for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[a];
-  return at;
-}
 
 template <class T>
 struct Wider;

@@ -13,22 +13,6 @@
 namespace einfuzz::shuffle_detail {
 namespace {
 
-/// Per operand and global axis: the stride of that axis in the operand's storage (diagonal
-/// dimensions add up; size-1 dimensions are broadcast and contribute 0).
-std::vector<std::vector<std::int64_t>> physical_strides(const CheckedEinsum& e) {
-  std::vector<std::vector<std::int64_t>> strides;
-  for (const CheckedOperand& op : e.operands) {
-    std::vector<std::int64_t> s(e.axes.size(), 0);
-    std::int64_t step = 1;
-    for (std::size_t d = op.shape.size(); d-- > 0;) {
-      if (op.shape[d] != 1) s[static_cast<std::size_t>(op.axes[d])] += step;
-      step *= op.shape[d];
-    }
-    strides.push_back(std::move(s));
-  }
-  return strides;
-}
-
 /// An intermediate of a pairwise contraction path: dense over a set of global axes.
 template <class W>
 struct Partial {
@@ -59,7 +43,7 @@ template <class T, class W>
 class Evaluation {
  public:
   Evaluation(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, bool fma)
-      : e_(e), rng_(rng), sh_(rng, fma), strides_(physical_strides(e)), coords_(e.axes.size(), 0) {
+      : e_(e), rng_(rng), sh_(rng, fma), strides_(operand_strides(e)), coords_(e.axes.size(), 0) {
     for (const Axis& a : e.axes) lengths_.push_back(a.length);
     contracted_.assign(e.axes.size(), false);
     for (const int c : e.contracted) contracted_[static_cast<std::size_t>(c)] = true;
@@ -122,7 +106,7 @@ class Evaluation {
 
  private:
   W read(std::size_t m) {
-    return static_cast<W>(x_[m][static_cast<std::size_t>(offset(strides_[m], coords_))]);
+    return static_cast<W>(x_[m][static_cast<std::size_t>(storage_offset(strides_[m], coords_))]);
   }
 
   Partial<W> operand(std::size_t m, bool collapse) {

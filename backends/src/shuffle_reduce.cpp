@@ -12,25 +12,6 @@
 namespace einfuzz::shuffle_detail {
 namespace {
 
-/// Per elementary axis of a checked reduce, its stride in the input's row-major storage (a
-/// composite group (x y z) is row-major inside its dimension).
-std::vector<std::int64_t> elementary_strides(const CheckedReduce& r) {
-  // In unsigned arithmetic: an empty input's other lengths may multiply past int64 (the checker
-  // bounds only the element count, 0); such strides are never used, since nothing is read.
-  std::vector<std::int64_t> stride(r.axes.size(), 0);
-  std::uint64_t dim_stride = 1;
-  for (std::size_t d = r.input_groups.size(); d-- > 0;) {
-    std::uint64_t s = dim_stride;
-    for (std::size_t k = r.input_groups[d].size(); k-- > 0;) {
-      const auto a = static_cast<std::size_t>(r.input_groups[d][k]);
-      stride[a] = static_cast<std::int64_t>(s);
-      s *= static_cast<std::uint64_t>(r.axes[a].length);
-    }
-    dim_stride *= static_cast<std::uint64_t>(r.input_shape[d]);
-  }
-  return stride;
-}
-
 /// Calls fn(fibre) once per output element in row-major order, with the element's fibre read in
 /// row-major order over the reduced axes (empty when a reduced length is 0).
 template <class T, class Fn>
@@ -45,7 +26,7 @@ void for_each_fibre(const CheckedReduce& r, std::span<const T> x, Fn&& fn) {
   for_each_coord(kept, lengths, coords, [&] {
     fibre.clear();
     for_each_coord(r.reduced, lengths, coords,
-                   [&] { fibre.push_back(x[static_cast<std::size_t>(offset(stride, coords))]); });
+                   [&] { fibre.push_back(x[static_cast<std::size_t>(storage_offset(stride, coords))]); });
     fn(std::span<const T>(fibre));
   });
 }

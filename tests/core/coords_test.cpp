@@ -1,7 +1,9 @@
-// for_each_coord (core/coords.hpp): the row-major odometer every element-wise evaluator walks.
+// core/coords.hpp: the row-major odometer every element-wise evaluator walks, and the strides it reads with.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "einfuzz/core/coords.hpp"
@@ -40,6 +42,24 @@ TEST(Coords, NestedCallsWalkTheProductSpace) {
   EXPECT_EQ(seen.front(), (Coords{0, 0}));
   EXPECT_EQ(seen[3], (Coords{1, 0}));
   EXPECT_EQ(seen.back(), (Coords{1, 2}));
+}
+
+TEST(Coords, OperandStridesAddUpOnADiagonalAndAreZeroWhereBroadcast) {
+  // G = [i, j]; operand 0 is [3, 3] over (i, i), operand 1 is [1, 2] over (i, j) with i broadcast.
+  auto e = check_einsum("i i, i j -> j", std::vector<Shape>{{3, 3}, {1, 2}});
+  ASSERT_TRUE(e.ok());
+  const auto s = operand_strides(*e);
+  EXPECT_EQ(s, (std::vector<std::vector<std::int64_t>>{{4, 0}, {0, 1}}));
+  EXPECT_EQ(storage_offset(s[0], {2, 1}), 8);
+  EXPECT_EQ(storage_offset(s[1], {2, 1}), 1);
+}
+
+TEST(Coords, ElementaryStridesAreRowMajorInsideAGroup) {
+  // (a b) c on [6, 4] with a = 2: a strides 3·4, b 4, c 1.
+  const std::vector<std::pair<std::string, std::int64_t>> lengths = {{"a", 2}};
+  auto r = check_reduce("(a b) c -> a", "sum", Shape{6, 4}, lengths, DType::f64);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(elementary_strides(*r), (std::vector<std::int64_t>{12, 4, 1}));
 }
 
 }  // namespace

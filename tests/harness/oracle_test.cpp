@@ -68,7 +68,7 @@ void expect_exact(const Case& c) {
   const double omega = static_cast<double>(L::max());
 
   const Shape lengths = test::axis_lengths(e);
-  const auto stride = test::operand_strides(e);  // per operand, per global axis
+  const auto stride = operand_strides(e);  // per operand, per global axis
   // 2^emin · (1+u)^k, exact: the floor for the finite factors of an Inf term.
   Mp floor_value(static_cast<mpfr_prec_t>(k + 1) * (L::digits + 1) + 8);
   mpfr_set_ui_2exp(floor_value.get(), 1, L::min_exponent - 1, MPFR_RNDN);
@@ -94,8 +94,7 @@ void expect_exact(const Case& c) {
       mpfr_set_ui(grow.get(), 1, MPFR_RNDN);
       mpfr_set_ui(shrink.get(), 1, MPFR_RNDN);
       for (std::size_t m = 0; m < k; ++m) {
-        std::int64_t at = 0;
-        for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[m][a];
+        const std::int64_t at = storage_offset(stride[m], coords);
         const double x = static_cast<double>(c.inputs[m].values<T>()[static_cast<std::size_t>(at)]);
         if (std::isnan(x)) { nan = true; continue; }
         negative ^= std::signbit(x);

@@ -58,9 +58,7 @@ class FaultyBackend final : public Backend {
     const Shape lengths = axis_lengths(e);
     const auto stride = operand_strides(e);
     auto read = [&](std::size_t m, const std::vector<std::int64_t>& coords) {
-      std::int64_t at = 0;
-      for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[m][a];
-      return inputs[m].values<T>()[static_cast<std::size_t>(at)];
+      return inputs[m].values<T>()[static_cast<std::size_t>(storage_offset(stride[m], coords))];
     };
     const bool passthrough = e.operands.size() == 1 && e.contraction_size == 1;
     Tensor out(dtype_of_v<T>, e.output_shape);
@@ -110,18 +108,7 @@ class FaultyBackend final : public Backend {
 /// in the reduced axes' row-major order, and stores what it returns.
 template <class T, class Fold>
 Tensor reduce_fibres(const CheckedReduce& r, const Tensor& input, Fold&& fold) {
-  // Per elementary axis: its row-major stride (a composite group is row-major inside its dimension).
-  std::vector<std::int64_t> stride(r.axes.size(), 0);
-  std::int64_t dim_stride = 1;
-  for (std::size_t d = r.input_groups.size(); d-- > 0;) {
-    std::int64_t s = dim_stride;
-    for (std::size_t k = r.input_groups[d].size(); k-- > 0;) {
-      const auto a = static_cast<std::size_t>(r.input_groups[d][k]);
-      stride[a] = s;
-      s *= r.axes[a].length;
-    }
-    dim_stride *= r.input_shape[d];
-  }
+  const std::vector<std::int64_t> stride = elementary_strides(r);
   Shape lengths;
   for (const ElementaryAxis& a : r.axes) lengths.push_back(a.length);
   std::vector<int> kept;
@@ -135,9 +122,7 @@ Tensor reduce_fibres(const CheckedReduce& r, const Tensor& input, Fold&& fold) {
   for_each_coord(kept, lengths, coords, [&] {
     fibre.clear();
     for_each_coord(r.reduced, lengths, coords, [&] {
-      std::int64_t at = 0;
-      for (std::size_t a = 0; a < coords.size(); ++a) at += coords[a] * stride[a];
-      fibre.push_back(x[static_cast<std::size_t>(at)]);
+      fibre.push_back(x[static_cast<std::size_t>(storage_offset(stride, coords))]);
     });
     result[o++] = fold(std::span<const T>(fibre));
   });
