@@ -440,20 +440,13 @@ class EigenBackend final : public Backend {
 
   BackendResult run(const Case& c) override {
     try {
-      return run_checked(c, limits_, *this);
+      return run_checked(
+          c, limits_,
+          [](auto tag, const CheckedEinsum& e, const Case& x) { return run_einsum<decltype(tag)>(e, x.inputs); },
+          [](auto tag, const CheckedReduce& r, const Case& x) { return run_reduce<decltype(tag)>(r, x.inputs[0]); });
     } catch (const RankTooHigh& t) {
       return Unsupported{"eigen: a relayout of rank " + std::to_string(t.rank) + " > " + std::to_string(kMaxRank)};
     }
-  }
-
-  // The evaluations run_checked dispatches to.
-  template <class T>
-  BackendResult einsum(const CheckedEinsum& e, const Case& c) const {
-    return run_einsum<T>(e, c.inputs);
-  }
-  template <class T>
-  BackendResult reduce(const CheckedReduce& r, const Case& c) const {
-    return run_reduce<T>(r, c.inputs[0]);
   }
 
  private:

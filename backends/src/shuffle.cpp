@@ -80,19 +80,17 @@ class ShuffleBackend final : public Backend {
     if (c.op == Op::einsum && !is_float(c.dtype) && !is_integer(c.dtype)) {
       return Unsupported{"shuffle: no einsum on bool"};
     }
-    return run_checked(c, options_.limits, *this);
-  }
-
-  // The evaluations run_checked dispatches to; each draws from the case's own stream.
-  template <class T>
-  BackendResult einsum(const CheckedEinsum& e, const Case& c) const {
-    Rng rng(Rng::mix(options_.seed, case_content_hash(c)));
-    return shuffle_detail::shuffle_einsum<T>(e, c.inputs, rng, options_);
-  }
-  template <class T>
-  BackendResult reduce(const CheckedReduce& r, const Case& c) const {
-    Rng rng(Rng::mix(options_.seed, case_content_hash(c)));
-    return shuffle_detail::shuffle_reduce<T>(r, c.inputs[0], rng, options_);
+    // Each evaluation draws from the case's own stream.
+    return run_checked(
+        c, options_.limits,
+        [&](auto tag, const CheckedEinsum& e, const Case& x) -> BackendResult {
+          Rng rng(Rng::mix(options_.seed, case_content_hash(x)));
+          return shuffle_detail::shuffle_einsum<decltype(tag)>(e, x.inputs, rng, options_);
+        },
+        [&](auto tag, const CheckedReduce& r, const Case& x) -> BackendResult {
+          Rng rng(Rng::mix(options_.seed, case_content_hash(x)));
+          return shuffle_detail::shuffle_reduce<decltype(tag)>(r, x.inputs[0], rng, options_);
+        });
   }
 
  private:

@@ -135,7 +135,7 @@ class TorchBackend final : public Backend {
   BackendResult einsum(const Case& c) {
     // The einops front end: what does not parse is rejected with the parser's code.
     auto parsed = parse_einsum(c.pattern);
-    if (!parsed) return Rejected{std::string(code_name(parsed.error().code)), parsed.error().message};
+    if (!parsed) return rejected(parsed.error());
     std::set<std::string> labels;
     for (const Expression& e : parsed->operands) {
       for (const Item& item : e.items) {

@@ -244,16 +244,11 @@ class XtensorBackend final : public Backend {
         caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, false, xtensor_version())) {}
   std::string_view name() const override { return "xtensor"; }
   const Capabilities& capabilities() const override { return caps_; }
-  BackendResult run(const Case& c) override { return run_checked(c, limits_, *this); }
-
-  // The evaluations run_checked dispatches to.
-  template <class T>
-  BackendResult einsum(const CheckedEinsum& e, const Case& c) const {
-    return run_einsum<T>(e, c.inputs);
-  }
-  template <class T>
-  BackendResult reduce(const CheckedReduce& r, const Case& c) const {
-    return run_reduce<T>(r, c.inputs[0]);
+  BackendResult run(const Case& c) override {
+    return run_checked(
+        c, limits_,
+        [](auto tag, const CheckedEinsum& e, const Case& x) { return run_einsum<decltype(tag)>(e, x.inputs); },
+        [](auto tag, const CheckedReduce& r, const Case& x) { return run_reduce<decltype(tag)>(r, x.inputs[0]); });
   }
 
  private:

@@ -38,28 +38,27 @@ Rejected einsum_on_bool();
 
 /// The whole prelude of an in-process adapter, in this order: reject_mixed_dtypes, then for an
 /// einsum checked_einsum_or_reject and einsum_on_bool, for a reduce checked_reduce_or_reject; then
-/// `adapter.template einsum<T>(checked, c)` or `adapter.template reduce<T>(checked, c)` with T the
-/// C++ type of `c.dtype` (Bool8 reaches only reduce).
-template <class Adapter>
-BackendResult run_checked(const Case& c, const Limits& limits, Adapter& adapter) {
+/// `einsum(tag, checked, c)` or `reduce(tag, checked, c)` with `tag` a value of the C++ type of
+/// `c.dtype` (generic callables: the type is decltype(tag); Bool8 reaches only `reduce`).
+template <class Einsum, class Reduce>
+BackendResult run_checked(const Case& c, const Limits& limits, Einsum&& einsum, Reduce&& reduce) {
   if (auto mixed = reject_mixed_dtypes(c)) return *std::move(mixed);
   if (c.op == Op::einsum) {
     auto checked = checked_einsum_or_reject(c, limits);
     if (auto* r = std::get_if<Rejected>(&checked)) return std::move(*r);
     const CheckedEinsum& e = std::get<CheckedEinsum>(checked);
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, Bool8>) {
+      if constexpr (std::is_same_v<decltype(tag), Bool8>) {
         return einsum_on_bool();
       } else {
-        return adapter.template einsum<T>(e, c);
+        return einsum(tag, e, c);
       }
     });
   }
   auto checked = checked_reduce_or_reject(c, limits);
   if (auto* r = std::get_if<Rejected>(&checked)) return std::move(*r);
   const CheckedReduce& r = std::get<CheckedReduce>(checked);
-  return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return adapter.template reduce<decltype(tag)>(r, c); });
+  return visit_dtype(c.dtype, [&](auto tag) -> BackendResult { return reduce(tag, r, c); });
 }
 
 }  // namespace einfuzz
