@@ -48,6 +48,11 @@ std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, co
   return std::move(*checked);
 }
 
+Unsupported unsupported_reduction(std::string_view backend, Reduction kind, DType dtype) {
+  return Unsupported{std::string(backend) + ": " + std::string(reduction_name(kind)) + " on " +
+                     std::string(dtype_name(dtype))};
+}
+
 Rejected einsum_on_bool() { return Rejected{"unsupportedDtype", "einsum on bool"}; }
 
 }  // namespace einfuzz

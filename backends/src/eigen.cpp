@@ -400,6 +400,7 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
     Map<A, 1> o(arith(out.values<T>().data()), nk);
     const ConstMap<T, 2> signed_in(p.values.data(), rows, cols);
     Map<T, 1> signed_o(out.values<T>().data(), nk);
+    if (!numeric_reduction<T>(r.kind)) return unsupported_reduction("eigen", r.kind, dtype_of_v<T>);
     switch (r.kind) {
       case Reduction::sum: o = in.sum(dim); break;
       case Reduction::prod: o = in.prod(dim); break;
@@ -410,15 +411,9 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
         signed_o = signed_in.template maximum<Eigen::array<Index, 1>, Eigen::PropagateNaN>(dim);
         break;
       case Reduction::mean:
-        if constexpr (std::is_floating_point_v<T>) {
-          o = in.mean(dim);
-          break;
-        } else {
-          return Unsupported{"eigen: mean on " + std::string(dtype_name(dtype_of_v<T>))};
-        }
-      default:  // any/all on a non-bool dtype: the checker rejected it already
-        return Unsupported{"eigen: " + std::string(reduction_name(r.kind)) + " on " +
-                           std::string(dtype_name(dtype_of_v<T>))};
+        if constexpr (std::is_floating_point_v<T>) o = in.mean(dim);
+        break;
+      default: break;  // any/all: not reached (numeric_reduction)
     }
   }
   return out;

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <variant>
 
@@ -35,6 +36,18 @@ std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, co
 
 /// The rejection of a checked einsum on bool (the checker's own unsupportedDtype, SEMANTICS §11).
 Rejected einsum_on_bool();
+
+/// "BACKEND: KIND on DTYPE": a reduction the backend does not run on that dtype (mean on an
+/// integer dtype; any/all elsewhere than bool, which the checker rejects before).
+Unsupported unsupported_reduction(std::string_view backend, Reduction kind, DType dtype);
+
+/// Whether a numeric (non-bool) reduce kernel on T has `kind`: sum, prod, min and max on every T,
+/// mean on floating-point T only; any/all are bool's.
+template <class T>
+constexpr bool numeric_reduction(Reduction kind) {
+  if (kind == Reduction::mean) return std::is_floating_point_v<T>;
+  return kind != Reduction::any && kind != Reduction::all;
+}
 
 /// The whole prelude of an in-process adapter, in this order: reject_mixed_dtypes, then for an
 /// einsum checked_einsum_or_reject and einsum_on_bool, for a reduce checked_reduce_or_reject; then
