@@ -34,7 +34,7 @@ std::variant<CheckedEinsum, Rejected> checked_einsum_or_reject(const Case& c, co
 /// supplied lengths, dtype) under `limits`, or its diagnostic.
 std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, const Limits& limits);
 
-/// The rejection of a checked einsum on bool (the checker's own unsupportedDtype, SEMANTICS §11).
+/// The rejection of a checked einsum on bool: unsupportedDtype (bool is only for any/all, SEMANTICS §13).
 Rejected einsum_on_bool();
 
 /// "BACKEND: KIND on DTYPE": a reduction the backend does not run on that dtype (mean on an
