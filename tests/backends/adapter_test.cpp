@@ -39,6 +39,15 @@ Rejected rejection(Backend& b, const Case& c) {
   return rej ? *rej : Rejected{};
 }
 
+/// Every backend rejects `c` with `code` and `message`.
+void expect_all_reject(const Case& c, const std::string& code, const std::string& message) {
+  for (const auto& b : backends()) {
+    const Rejected r = rejection(*b, c);
+    EXPECT_EQ(r.code, code) << b->name();
+    EXPECT_EQ(r.message, message) << b->name();
+  }
+}
+
 TEST(Adapter, EveryBackendDeclaresEveryOpDtypeAndReduction) {
   for (const auto& b : backends()) {
     const Capabilities& caps = b->capabilities();
@@ -52,11 +61,7 @@ TEST(Adapter, EveryBackendDeclaresEveryOpDtypeAndReduction) {
 TEST(Adapter, AMixedDtypeIsRejectedBeforeThePatternIsChecked) {
   // The pattern is malformed too: the dtype gate comes first.
   const Case c = einsum_case("i j ->", DType::f64, {Tensor(DType::f64, Shape{2}), Tensor(DType::f32, Shape{2})});
-  for (const auto& b : backends()) {
-    const Rejected r = rejection(*b, c);
-    EXPECT_EQ(r.code, "invalidArgument") << b->name();
-    EXPECT_EQ(r.message, "input 1 is not f64") << b->name();
-  }
+  expect_all_reject(c, "invalidArgument", "input 1 is not f64");
 }
 
 TEST(Adapter, TheCheckersDiagnosticIsTheRejection) {
@@ -68,11 +73,7 @@ TEST(Adapter, AReduceNeedsExactlyOneInput) {
   Case c = einsum_case("a -> ", DType::f64, {Tensor(DType::f64, Shape{2}), Tensor(DType::f64, Shape{2})});
   c.op = Op::reduce;
   c.reduction = "sum";
-  for (const auto& b : backends()) {
-    const Rejected r = rejection(*b, c);
-    EXPECT_EQ(r.code, "invalidArgument") << b->name();
-    EXPECT_EQ(r.message, "a reduce case has exactly one input") << b->name();
-  }
+  expect_all_reject(c, "invalidArgument", "a reduce case has exactly one input");
 }
 
 TEST(Adapter, AnEinsumOnBoolIsRejectedAfterTheCheckerOrUnsupportedByShuffle) {
