@@ -1,11 +1,49 @@
-// Shared parts of the differential targets (see differential.hpp).
+// The shared routine and helpers of the differential fuzz targets (see differential.hpp).
 #include "differential.hpp"
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <variant>
+#include <vector>
 
-#include "fuzz_input.hpp"
+#include "ieee_mutator.hpp"
 
 namespace einfuzz::fuzz {
+namespace {
+
+/// Work the reference may do per input (materialised global axis space × (operands + 1)); larger
+/// cases are skipped so that a target keeps thousands of executions per second.
+constexpr double kMaxWork = 1 << 16;
+
+bool too_much_work(const Result<CheckedCase>& checked) {
+  const CheckedEinsum* e = checked ? std::get_if<CheckedEinsum>(&*checked) : nullptr;
+  if (e == nullptr) return false;
+  const double global = static_cast<double>(e->output_size) * static_cast<double>(e->contraction_size);
+  return global * static_cast<double>(e->operands.size() + 1) > kMaxWork;
+}
+
+/// The ordered fold is one of the orders the multiset oracle must admit: for a float einsum, and
+/// for a float reduce's sum, mean and prod (min/max follow the ordered NaN profile, which the
+/// multiset oracle's profiles do not describe).
+void require_reference_admitted(const CaseOutcome& outcome, const Case& c) {
+  if (!outcome.checked || !outcome.expected || !is_float(c.dtype)) return;
+  Verdict v;
+  if (const auto* e = std::get_if<CheckedEinsum>(&*outcome.checked)) {
+    const reference::MultisetEinsum truth =
+        outcome.multiset ? *outcome.multiset : reference::multiset_einsum(*e, c.inputs);
+    v = judge_any_order(truth, *outcome.expected, {.factoring = false});
+  } else {
+    const CheckedReduce& r = std::get<CheckedReduce>(*outcome.checked);
+    if (r.kind != Reduction::sum && r.kind != Reduction::mean && r.kind != Reduction::prod) return;
+    const reference::MultisetReduce truth =
+        outcome.multiset_reduce ? *outcome.multiset_reduce : reference::multiset_reduce(r, c.inputs[0]);
+    v = judge_any_order(truth, *outcome.expected, NanProfile::propagate);
+  }
+  if (is_failure(v.kind)) fail("the multiset oracle rejects the ordered reference: " + v.label() + " — " + v.detail, &c);
+}
+
+}  // namespace
 
 std::uint64_t input_hash(std::span<const std::uint8_t> data) noexcept {
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -23,6 +61,37 @@ void require_no_failure(const CaseOutcome& outcome, const Case& c) {
     }
     fail(message, &c);
   }
+}
+
+void run_differential(const Case& c, std::span<Backend* const> backends, const RunOptions& options,
+                      const DifferentialChecks& checks) {
+  const Result<CheckedCase> checked = check_case(c, options.limits);
+  if (too_much_work(checked)) return;
+  CaseOutcome outcome = run_case(c, backends, options);
+  require(outcome.rejection.has_value() != checked.ok(), "run_case and check_case disagree on rejection", &c);
+  if (checks.known_divergence) std::erase_if(outcome.backends, checks.known_divergence);
+  require_no_failure(outcome, c);
+  if (checks.reference_admitted) require_reference_admitted(outcome, c);
+}
+
+int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
+  const std::optional<Decoded> decoded = decode_case(data, op);
+  if (!decoded) return 0;
+  const Case& c = decoded->c;
+  const TargetSetup setup = differential_setup(decoded->exec, data);
+  std::vector<std::unique_ptr<Backend>> owned;
+  for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
+  std::vector<Backend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
+  run_differential(c, backends, setup.run);
+  return 0;
+}
+
+std::size_t mutate_input(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned seed, OpChoice op,
+                         std::size_t (*fallback)(std::uint8_t*, std::size_t, std::size_t)) {
+  const ValueLayout layout = value_layout({data, size}, op);
+  if (const std::size_t n = mutate_value(data, size, max_size, seed, layout)) return n;
+  return fallback(data, size, max_size);
 }
 
 }  // namespace einfuzz::fuzz

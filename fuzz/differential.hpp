@@ -1,11 +1,16 @@
-// What the differential targets share: a stable hash of the input (the shuffle backend's seed) and
-// the check that no backend got a failing verdict.
+// The one routine of the differential targets, in the manner of simdjson's
+// fuzz/fuzz_implementations.cpp: every implementation runs on the case, all reject or none does, no
+// verdict fails; plus the libFuzzer entry points they all define the same way.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 
 #include "einfuzz/harness/run.hpp"
+#include "fuzz_input.hpp"
 
 namespace einfuzz::fuzz {
 
@@ -16,4 +21,52 @@ std::uint64_t input_hash(std::span<const std::uint8_t> data) noexcept;
 /// some backend of `outcome` has a failing verdict (ORACLE.md §6).
 void require_no_failure(const CaseOutcome& outcome, const Case& c);
 
+/// What a differential target adds to the shared routine.
+struct DifferentialChecks {
+  /// True for a failing backend verdict that is a recorded divergence (xtensor's min/max fold);
+  /// such outcomes are dropped before require_no_failure. Empty: none is.
+  std::function<bool(const BackendOutcome&)> known_divergence;
+  /// Also require the multiset oracle to admit the ordered reference (float einsum; float reduce
+  /// sum, mean, prod): the targets that judge the reference itself.
+  bool reference_admitted = true;
+};
+
+/// The shared routine: skips an einsum whose reference work (output × contraction × (operands + 1))
+/// exceeds 2^16 so that a target keeps thousands of executions per second; otherwise runs
+/// `backends` through run_case, requires that run_case and check_case agree on rejection, that no
+/// backend gets a failing verdict (known divergences aside) and, when asked, that the multiset
+/// oracle admits the ordered reference. Any violation is fail(): a finding, with the case.
+void run_differential(const Case& c, std::span<Backend* const> backends, const RunOptions& options,
+                      const DifferentialChecks& checks = {});
+
+/// fuzz_einsum_diff and fuzz_reduce_diff: decodes `data` as `op` (an undecodable input is skipped)
+/// and runs it on the backends differential_setup names, built the CLI's way (make_builtin_backend),
+/// so that einfuzz_artifact_to_case's command reproduces the verdicts. Returns 0 (libFuzzer's "keep").
+int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op);
+
+/// The value-aware mutation of a differential target's input (ieee_mutator.hpp), falling back to
+/// libFuzzer's `fallback` (LLVMFuzzerMutate) when the input has no value bytes to mutate.
+std::size_t mutate_input(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned seed, OpChoice op,
+                         std::size_t (*fallback)(std::uint8_t*, std::size_t, std::size_t));
+
 }  // namespace einfuzz::fuzz
+
+/// Defines the libFuzzer entry points of a differential target whose inputs decode as `op`:
+/// LLVMFuzzerTestOneInput returns `run(std::span<const std::uint8_t>, op)`, and under libFuzzer
+/// LLVMFuzzerCustomMutator mutates the input's values. A macro for the reason libprotobuf-mutator's
+/// DEFINE_PROTO_FUZZER is one: the extern "C" names must be defined in each target's own object.
+#ifdef EINFUZZ_LIBFUZZER
+#define EINFUZZ_DIFFERENTIAL_MUTATOR(op)                                                                  \
+  extern "C" std::size_t LLVMFuzzerMutate(std::uint8_t* data, std::size_t size, std::size_t max_size);   \
+  extern "C" std::size_t LLVMFuzzerCustomMutator(std::uint8_t* data, std::size_t size, std::size_t max_size, \
+                                                 unsigned int seed) {                                     \
+    return einfuzz::fuzz::mutate_input(data, size, max_size, seed, op, LLVMFuzzerMutate);                \
+  }
+#else
+#define EINFUZZ_DIFFERENTIAL_MUTATOR(op)
+#endif
+#define EINFUZZ_DIFFERENTIAL_TARGET(run, op)                                           \
+  extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) { \
+    return run({data, size}, op);                                                     \
+  }                                                                                   \
+  EINFUZZ_DIFFERENTIAL_MUTATOR(op)

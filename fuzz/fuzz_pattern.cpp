@@ -95,32 +95,40 @@ void require_einsum_invariants(const CheckedEinsum& e, const std::vector<Shape>&
   require(e.contraction_size == product(e.contraction_shape), "contraction_size is not the product");
 }
 
+// One side's groups (input or output): one per dimension, each naming axes whose lengths multiply
+// to that dimension; every axis named is counted in `seen`. The messages name the side.
+struct GroupMessages {
+  const char* count;    ///< the number of groups differs from the rank
+  const char* no_axis;  ///< a group names an index that is no axis
+  const char* product;  ///< a dimension is not the product of its axes' lengths
+};
+void require_groups(const CheckedReduce& r, const std::vector<std::vector<int>>& groups, const Shape& shape,
+                    std::vector<int>& seen, const GroupMessages& messages) {
+  const int n = static_cast<int>(r.axes.size());
+  require(groups.size() == shape.size(), messages.count);
+  for (std::size_t d = 0; d < groups.size(); ++d) {
+    Shape lengths;
+    for (int a : groups[d]) {
+      require(a >= 0 && a < n, messages.no_axis);
+      ++seen[static_cast<std::size_t>(a)];
+      lengths.push_back(r.axes[static_cast<std::size_t>(a)].length);
+    }
+    require(product(lengths) == shape[d], messages.product);
+  }
+}
+
 // Invariants of CheckedReduce (check_reduce.hpp): each input dimension is the product of its
 // elementary axes; output groups and reduced axes partition the axes; sizes are the products.
 void require_reduce_invariants(const CheckedReduce& r) {
   const int n = static_cast<int>(r.axes.size());
-  require(r.input_groups.size() == r.input_shape.size(), "one input group per input dimension expected");
   std::vector<int> in_seen(static_cast<std::size_t>(n), 0), out_seen(static_cast<std::size_t>(n), 0);
   auto length_of = [&](int a) { return r.axes[static_cast<std::size_t>(a)].length; };
-  for (std::size_t d = 0; d < r.input_groups.size(); ++d) {
-    Shape lengths;
-    for (int a : r.input_groups[d]) {
-      require(a >= 0 && a < n, "an input group names no axis");
-      ++in_seen[static_cast<std::size_t>(a)];
-      lengths.push_back(length_of(a));
-    }
-    require(product(lengths) == r.input_shape[d], "an input dimension is not the product of its axes");
-  }
-  require(r.output_groups.size() == r.output_shape.size(), "one output group per output dimension expected");
-  for (std::size_t g = 0; g < r.output_groups.size(); ++g) {
-    Shape lengths;
-    for (int a : r.output_groups[g]) {
-      require(a >= 0 && a < n, "an output group names no axis");
-      ++out_seen[static_cast<std::size_t>(a)];
-      lengths.push_back(length_of(a));
-    }
-    require(product(lengths) == r.output_shape[g], "an output dimension is not the product of its axes");
-  }
+  require_groups(r, r.input_groups, r.input_shape, in_seen,
+                 {"one input group per input dimension expected", "an input group names no axis",
+                  "an input dimension is not the product of its axes"});
+  require_groups(r, r.output_groups, r.output_shape, out_seen,
+                 {"one output group per output dimension expected", "an output group names no axis",
+                  "an output dimension is not the product of its axes"});
   require(std::is_sorted(r.reduced.begin(), r.reduced.end()), "reduced axes are not in input order");
   Shape fibre;
   for (int a : r.reduced) {

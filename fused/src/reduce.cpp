@@ -1,5 +1,5 @@
-// Executes a checked reduce in place: stride plans over the output and reduced elementary axes,
-// one sequential row-major fold per fibre, contiguous output chunks on std::jthreads.
+// Executes a compiled reduce plan in place (the plan comes from reduce_plan.cpp): one sequential
+// row-major fold per fibre, contiguous output chunks on std::jthreads.
 #include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 
@@ -21,74 +21,7 @@ namespace {
 
 // A violated precondition is a harness bug (STYLE: print and abort), never a backend verdict.
 [[noreturn]] void precondition_violated(const char* what) {
-  harness_bug(std::string("fused::execute_reduce: precondition violated: ") + what);
-}
-
-/// One loop of a stride plan.
-struct Loop {
-  std::int64_t length;  ///< trip count (>= 2 after simplification)
-  std::int64_t stride;  ///< input elements between consecutive iterations
-};
-
-/// What the chunk kernel needs; compiled once per call, independent of values.
-struct ReducePlan {
-  std::vector<Loop> output_loops;   ///< output elementary axes in row-major order (last fastest)
-  std::vector<Loop> fibre_loops;    ///< reduced axes in row-major order (last fastest)
-  std::int64_t output_size = 0;     ///< elements of the output
-  std::int64_t fibre_size = 0;      ///< elements of each fibre
-};
-
-/// Drops length-1 loops and merges a loop into its inner neighbour when together they walk one
-/// arithmetic progression: the sequence of offsets, hence every fold, is unchanged.
-std::vector<Loop> simplify(const std::vector<Loop>& loops) {
-  std::vector<Loop> out;
-  for (const Loop& l : loops) {
-    if (l.length == 1) continue;
-    if (!out.empty() && out.back().stride == l.stride * l.length) {
-      out.back() = {out.back().length * l.length, l.stride};
-    } else {
-      out.push_back(l);
-    }
-  }
-  return out;
-}
-
-/// Preconditions: output and fibres nonempty, so every stride is bounded by the input's size.
-ReducePlan compile(const CheckedReduce& r) {
-  // A composite group (x y z) is row-major: z has the dimension's stride, y that times |z|, ….
-  std::vector<std::int64_t> stride(r.axes.size(), 0);
-  std::int64_t dim_stride = 1;
-  for (std::size_t d = r.input_groups.size(); d-- > 0;) {
-    std::int64_t s = dim_stride;
-    const std::vector<int>& group = r.input_groups[d];
-    for (std::size_t k = group.size(); k-- > 0;) {
-      const auto a = static_cast<std::size_t>(group[k]);
-      stride[a] = s;
-      s *= r.axes[a].length;
-    }
-    dim_stride *= r.input_shape[d];
-  }
-  ReducePlan plan;
-  std::vector<Loop> out;
-  for (const auto& group : r.output_groups) {
-    for (int a : group) out.push_back({r.axes[static_cast<std::size_t>(a)].length, stride[static_cast<std::size_t>(a)]});
-  }
-  std::vector<Loop> fibre;
-  for (int a : r.reduced) fibre.push_back({r.axes[static_cast<std::size_t>(a)].length, stride[static_cast<std::size_t>(a)]});
-  plan.output_loops = simplify(out);
-  plan.fibre_loops = simplify(fibre);
-  plan.output_size = r.output_size;
-  plan.fibre_size = r.fibre_size;
-  return plan;
-}
-
-/// Largest offset any loop nest of `plan` reaches from offset 0.
-std::int64_t max_offset(const ReducePlan& plan) {
-  std::int64_t sum = 0;
-  for (const auto* loops : {&plan.output_loops, &plan.fibre_loops}) {
-    for (const Loop& l : *loops) sum += (l.length - 1) * l.stride;
-  }
-  return sum;
+  harness_bug(std::string("fused::execute (reduce): precondition violated: ") + what);
 }
 
 // The §8.3 kinds: accumulator always on the left (§13.10).
@@ -145,9 +78,9 @@ template <class T> struct Chunk {
 /// One fibre, sequentially, row-major over the reduced axes (the innermost loop walks `inner`).
 template <class T, class Op>
 T fold_fibre(const T* x, const ReducePlan& plan, std::vector<std::int64_t>& idx) {
-  const std::vector<Loop>& outer = plan.fibre_loops;
+  const std::vector<ReduceLoop>& outer = plan.fibre_loops;
   const std::size_t depth = outer.empty() ? 0 : outer.size() - 1;
-  const Loop inner = outer.empty() ? Loop{1, 0} : outer.back();
+  const ReduceLoop inner = outer.empty() ? ReduceLoop{1, 0} : outer.back();
   T acc;
   std::int64_t start = 0;
   if constexpr (Op::kFromFirst) {
@@ -176,7 +109,7 @@ T fold_fibre(const T* x, const ReducePlan& plan, std::vector<std::int64_t>& idx)
 
 template <class T, class Op>
 void run_chunk(const Chunk<T>& c) {
-  const std::vector<Loop>& loops = c.plan->output_loops;
+  const std::vector<ReduceLoop>& loops = c.plan->output_loops;
   std::vector<std::int64_t> fibre_idx(c.plan->fibre_loops.size());
   std::vector<std::int64_t> idx(loops.size());
   // Coordinates and input offset of the chunk's first output element.
@@ -269,25 +202,28 @@ void dispatch(Reduction kind, const ReducePlan& plan, const T* x, T* y, const Ex
 
 }  // namespace
 
-Tensor execute_reduce(const CheckedReduce& reduce, const Tensor& input, const ExecOptions& options) {
-  if (input.dtype() != reduce.dtype) precondition_violated("the input's dtype differs from the checked dtype");
-  if (input.shape() != reduce.input_shape) precondition_violated("the input's shape differs from the checked shape");
-  Tensor result(reduce.dtype, reduce.output_shape);
-  if (reduce.output_size == 0) return result;
-  visit_dtype(reduce.dtype, [&](auto tag) {
+Tensor execute(const ReducePlan& plan, const Tensor& input, const ExecOptions& options) {
+  if (input.dtype() != plan.dtype) precondition_violated("the input's dtype differs from the checked dtype");
+  if (input.shape() != plan.input_shape) precondition_violated("the input's shape differs from the checked shape");
+  Tensor result(plan.dtype, plan.output_shape);
+  if (plan.output_size == 0) return result;
+  visit_dtype(plan.dtype, [&](auto tag) {
     using T = decltype(tag);
     std::span<T> y = result.values<T>();
-    if (reduce.fibre_size == 0) {  // empty fibres: the identity, and no read of the (empty) input
-      std::fill(y.begin(), y.end(), identity<T>(reduce.kind));
-      if (reduce.kind == Reduction::mean || reduce.kind == Reduction::min || reduce.kind == Reduction::max)
+    if (plan.fibre_size == 0) {  // empty fibres: the identity, and no read of the (empty) input
+      std::fill(y.begin(), y.end(), identity<T>(plan.kind));
+      if (plan.kind == Reduction::mean || plan.kind == Reduction::min || plan.kind == Reduction::max)
         precondition_violated("mean/min/max of an empty fibre");
       return;
     }
-    const ReducePlan plan = compile(reduce);
-    if (max_offset(plan) >= input.size()) precondition_violated("the plan reads beyond the input");
-    dispatch<T>(reduce.kind, plan, input.values<T>().data(), y.data(), options);
+    if (plan.max_offset >= input.size()) precondition_violated("the plan reads beyond the input");
+    dispatch<T>(plan.kind, plan, input.values<T>().data(), y.data(), options);
   });
   return result;
+}
+
+Tensor execute_reduce(const CheckedReduce& reduce, const Tensor& input, const ExecOptions& options) {
+  return execute(compile(reduce), input, options);
 }
 
 }  // namespace einfuzz::fused

@@ -1,4 +1,5 @@
-// Fused reduce: bitwise equal to the reference on random cases (threads 1..3, any chunking), equal
+// Fused reduce: bitwise equal to the reference on random cases (threads 1..3, any chunking), one
+// compiled plan reusable across inputs, equal
 // to the einsum that expresses a sum (and a mean = that sum / n), identities on empty fibres,
 // wrapping integers, and the §9 task policy on a large input.
 #include <gtest/gtest.h>
@@ -53,6 +54,22 @@ RC_GTEST_PROP(FusedReduceProperty, EqualsTheReferenceBitwise, ()) {
   const auto same = test::bitwise_same(expected, fused::execute_reduce(*r, c.input, options), true);
   if (!same) RC_FAIL(c.describe() + " threads " + std::to_string(options.threads) + " tasks " +
                      std::to_string(options.tasks) + ": " + same.message());
+}
+
+// A plan depends on the checked reduce only: executed on two inputs of the checked shape, it gives
+// what two one-shot calls give, even when the second input follows the first.
+RC_GTEST_PROP(FusedReduceProperty, OnePlanOnTwoInputsEqualsTwoOneShotCalls, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const test::ReduceCase c = test::generate_reduce_case(rng);
+  auto r = check(c);
+  if (!r.ok()) RC_FAIL(c.describe() + ": " + render(r.error()));
+  const Tensor second = test::random_values(rng, c.dtype, c.input.shape());
+  const auto options = with(*rc::gen::inRange(1u, 4u), *rc::gen::inRange(0u, 6u));
+  const fused::ReducePlan plan = fused::compile(*r);
+  for (const Tensor* x : {&c.input, &second}) {
+    const auto same = test::bitwise_same(fused::execute_reduce(*r, *x, options), fused::execute(plan, *x, options), true);
+    if (!same) RC_FAIL(c.describe() + (x == &second ? " (second input)" : " (first input)") + ": " + same.message());
+  }
 }
 
 // Free-form sides (not the generator's layouts): whatever the checker accepts, both evaluate alike.
