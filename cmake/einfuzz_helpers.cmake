@@ -13,9 +13,30 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   list(APPEND EINFUZZ_WARNINGS -Wno-restrict)
 endif()
 
-# einfuzz_library(NAME <name> SOURCES ... DEPS ...): one layer = one target + an einfuzz:: alias.
+# einfuzz_library(NAME <name> LAYER <n> SOURCES ... DEPS ... PRIVATE_DEPS ...): one layer = one
+# target + an einfuzz:: alias, with its own include root (<dir>/include), so a target sees only the
+# headers of what it links. Arrows point down: core is layer 0, reference / fused / backends 1, the
+# harness sub-targets 2 and up; a DEPS or PRIVATE_DEPS entry that is an einfuzz library of an equal
+# or higher layer (or one not defined yet, which cannot be lower) stops the configuration.
 function(einfuzz_library)
-  cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "NAME;LAYER" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT ARG_LAYER MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "einfuzz_library(${ARG_NAME}): LAYER <n> is required (core 0; reference, fused, backends 1; harness 2..)")
+  endif()
+  foreach(dep IN LISTS ARG_DEPS ARG_PRIVATE_DEPS)
+    if(dep MATCHES "^einfuzz(::|_)(.+)$")
+      set(dep_name "${CMAKE_MATCH_2}")
+      get_property(dep_layer GLOBAL PROPERTY EINFUZZ_LAYER_${dep_name})
+      if(dep_layer STREQUAL "")
+        message(FATAL_ERROR "einfuzz_library: einfuzz::${ARG_NAME} (layer ${ARG_LAYER}) depends on einfuzz::${dep_name}, "
+                            "which is not an einfuzz_library defined before it; arrows point down only")
+      elseif(NOT dep_layer LESS ARG_LAYER)
+        message(FATAL_ERROR "einfuzz_library: upward arrow: einfuzz::${ARG_NAME} (layer ${ARG_LAYER}) depends on "
+                            "einfuzz::${dep_name} (layer ${dep_layer}); a target may link only lower layers")
+      endif()
+    endif()
+  endforeach()
+  set_property(GLOBAL PROPERTY EINFUZZ_LAYER_${ARG_NAME} ${ARG_LAYER})
   add_library(einfuzz_${ARG_NAME} ${ARG_SOURCES})
   add_library(einfuzz::${ARG_NAME} ALIAS einfuzz_${ARG_NAME})
   target_include_directories(einfuzz_${ARG_NAME} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)

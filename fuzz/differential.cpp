@@ -7,6 +7,7 @@
 #include <variant>
 #include <vector>
 
+#include "einfuzz/harness/backend_registry.hpp"
 #include "ieee_mutator.hpp"
 
 namespace einfuzz::fuzz {

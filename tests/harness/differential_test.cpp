@@ -9,6 +9,7 @@
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/fused/einsum.hpp"
 #include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "einfuzz/reference/einsum.hpp"
 #include "support/arbitrary_case.hpp"

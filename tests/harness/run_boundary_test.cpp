@@ -10,6 +10,7 @@
 #include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/backends/xtensor.hpp"
+#include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/run.hpp"
 
 // This binary replaces the global allocation functions so that a test can make exactly the next

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "einfuzz/backends/process.hpp"
+#include "inputs_checksum.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define EINFUZZ_ASAN 1
@@ -33,15 +34,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 enum class Tag : std::uint8_t { tensor = 0, rejected = 1, unsupported = 2, fault = 3 };
-
-std::uint64_t checksum(std::span<const Tensor> inputs) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const Tensor& t : inputs) {
-    for (std::byte b : t.bytes()) h = (h ^ static_cast<std::uint64_t>(b)) * 0x100000001b3ULL;
-    h = (h ^ 0xff) * 0x100000001b3ULL;
-  }
-  return h;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Worker side: write the result, then _exit.
@@ -91,7 +83,7 @@ bool write_result(int fd, const BackendResult& r) {
     ::setrlimit(RLIMIT_AS, &limit);
   }
 #endif
-  const std::uint64_t before = checksum(c.inputs);
+  const std::uint64_t before = inputs_checksum(c.inputs);
   BackendResult result = Unsupported{};
   try {
     result = backend.run(c);
@@ -102,7 +94,7 @@ bool write_result(int fd, const BackendResult& r) {
   } catch (...) {
     result = Fault{FaultKind::crash, "the backend threw a non-standard exception"};
   }
-  if (checksum(c.inputs) != before) result = Fault{FaultKind::input_modified, "the backend wrote to its inputs"};
+  if (inputs_checksum(c.inputs) != before) result = Fault{FaultKind::input_modified, "the backend wrote to its inputs"};
   const bool ok = write_result(fd, result);
   ::close(fd);
   // No destructors, no atexit handlers: the parent owns every resource this copy inherited.

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "einfuzz/harness/run.hpp"
+#include "einfuzz/core/check_case.hpp"
 
 namespace einfuzz {
 namespace {

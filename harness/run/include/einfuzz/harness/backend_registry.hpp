@@ -23,6 +23,14 @@ struct BackendSpecOptions {
   std::uint64_t address_space_bytes = std::uint64_t{8} << 30;
 };
 
+/// Built-in backend by name (a row of the registry table), or nullptr when the name is unknown or
+/// the backend is not available in this build or environment (torch module, numpy client).
+std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options);
+
+/// The built-in names available here, in the registry table's order: what `all` expands to and
+/// what the "unknown backend" message lists.
+std::vector<std::string> builtin_backend_names();
+
 /// Builds one backend per spec, in order; `all` expands to every built-in backend available in
 /// this build; `cmd:COMMAND` starts a PROTOCOL A process (a failing start is a `crash` verdict on
 /// each case, not an error here); `plugin:PATH` loads a PROTOCOL B library (a library that cannot

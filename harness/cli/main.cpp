@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "cli/subcommand.hpp"
+#include "subcommand.hpp"
 
 int main(int argc, char** argv) {
   // Past RLIMIT_FSIZE a write must fail with EFBIG (reported as an I/O error), not kill the process.

@@ -13,6 +13,7 @@
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/check_case.hpp"  // re-exported: CheckedCase, check_case
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/fused/einsum.hpp"
@@ -28,13 +29,6 @@ struct RunOptions {
   bool strict_signed_zero = false;  ///< any-order oracle: a wrong zero sign is a mismatch
   std::uint64_t shuffle_seed = 1;   ///< seed of the built-in `shuffle` backend
 };
-
-/// A case after checking: an einsum or a reduce.
-using CheckedCase = std::variant<CheckedEinsum, CheckedReduce>;
-
-/// The checker's view of a case: the inputs agree with the pattern, dtype and limits, or the first
-/// diagnostic (SEMANTICS §2.2 for einsum, §2.3 for reduce; `unsupportedDtype` for a bool einsum).
-Result<CheckedCase> check_case(const Case& c, const Limits& limits);
 
 /// The reference's ordered result of a checked case.
 Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs);
@@ -72,11 +66,5 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
 
 /// The fused executor as a backend (ordered semantics).
 std::unique_ptr<Backend> make_fused_backend(const RunOptions& options);
-
-/// Built-in backend by name ("fused"), or nullptr when unknown.
-std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options);
-
-/// Names accepted by make_builtin_backend.
-std::vector<std::string> builtin_backend_names();
 
 }  // namespace einfuzz

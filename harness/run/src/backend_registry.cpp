@@ -1,7 +1,7 @@
-// The one place that turns backend specs into backends (built-ins, `all`, `cmd:`, `plugin:`).
+// The one place that turns backend specs into backends: the table of built-ins (name, family,
+// factory, availability) that `all`, the names, the families and the "unknown backend" message read;
+// `cmd:` and `plugin:`.
 #include "einfuzz/harness/backend_registry.hpp"
-
-#include "einfuzz/backends/torch.hpp"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -11,8 +11,12 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/plugin.hpp"
 #include "einfuzz/backends/process.hpp"
+#include "einfuzz/backends/shuffle.hpp"
+#include "einfuzz/backends/torch.hpp"
+#include "einfuzz/backends/xtensor.hpp"
 #include "einfuzz/harness/check_command.hpp"
 
 extern char** environ;
@@ -70,20 +74,85 @@ std::optional<NumpyClient> probe_numpy_client() {
   return std::nullopt;
 }
 
+bool always() { return true; }
+bool torch_available() { return !torch_backend_names().empty(); }
+bool numpy_available() { return find_numpy_client().has_value(); }
+
+std::unique_ptr<Backend> make_torch(TorchPath path) { return make_torch_backend(path); }
+
+std::unique_ptr<Backend> make_numpy(bool optimize, const RunOptions& options, const BackendSpecOptions& spec) {
+  const auto client = find_numpy_client();
+  if (!client) return nullptr;
+  return make_numpy_backend(optimize, *client, options.limits, spec.timeout_seconds);
+}
+
+/// One built-in backend: its name, its library family (backend_family), how to build it, and
+/// whether this build and environment provide it (listed by builtin_backend_names, run by `all`).
+struct BuiltinBackend {
+  std::string_view name;
+  std::string_view family;
+  std::unique_ptr<Backend> (*make)(const RunOptions&, const BackendSpecOptions&);
+  bool (*available)();
+};
+
+/// The registry: every built-in backend, in the order `all` runs them.
+constexpr BuiltinBackend kBuiltins[] = {
+    {"fused", "fused", [](const RunOptions& o, const BackendSpecOptions&) { return make_fused_backend(o); }, always},
+    {"shuffle", "shuffle",
+     [](const RunOptions& o, const BackendSpecOptions&) {
+       ShuffleOptions shuffle;
+       shuffle.seed = o.shuffle_seed;
+       shuffle.limits = o.limits;
+       return make_shuffle_backend(shuffle);
+     },
+     always},
+    {"eigen", "eigen", [](const RunOptions& o, const BackendSpecOptions&) { return make_eigen_backend(o.limits); },
+     always},
+    {"xtensor", "xtensor",
+     [](const RunOptions& o, const BackendSpecOptions&) { return make_xtensor_backend(o.limits); }, always},
+    {"torch", "torch", [](const RunOptions&, const BackendSpecOptions&) { return make_torch(TorchPath::automatic); },
+     torch_available},
+    {"torch-path-right", "torch",
+     [](const RunOptions&, const BackendSpecOptions&) { return make_torch(TorchPath::right_first); }, torch_available},
+    {"torch-path-outer", "torch",
+     [](const RunOptions&, const BackendSpecOptions&) { return make_torch(TorchPath::outer_first); }, torch_available},
+    {"numpy", "numpy", [](const RunOptions& o, const BackendSpecOptions& s) { return make_numpy(false, o, s); },
+     numpy_available},
+    {"numpy-opt", "numpy", [](const RunOptions& o, const BackendSpecOptions& s) { return make_numpy(true, o, s); },
+     numpy_available},
+};
+
+const BuiltinBackend* find_builtin(std::string_view name) {
+  for (const BuiltinBackend& b : kBuiltins) {
+    if (b.name == name) return &b;
+  }
+  return nullptr;
+}
+
+/// The built-in `name` with these spec options, or nullptr when unknown here.
+std::unique_ptr<Backend> make_builtin(std::string_view name, const RunOptions& options,
+                                      const BackendSpecOptions& spec_options) {
+  const BuiltinBackend* b = find_builtin(name);
+  return b ? b->make(options, spec_options) : nullptr;
+}
+
 }  // namespace
 
 std::string backend_family(std::string_view backend_name) {
-  // The one list of library variants: the built-in backends this file and run.cpp construct.
-  struct Variant {
-    std::string_view name, family;
-  };
-  static constexpr Variant kVariants[] = {{"torch", "torch"},   {"torch-path-right", "torch"},
-                                          {"torch-path-outer", "torch"}, {"numpy", "numpy"},
-                                          {"numpy-opt", "numpy"}};
-  for (const Variant& v : kVariants) {
-    if (v.name == backend_name) return std::string(v.family);
+  const BuiltinBackend* b = find_builtin(backend_name);
+  return std::string(b ? b->family : backend_name);
+}
+
+std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {
+  return make_builtin(name, options, {});
+}
+
+std::vector<std::string> builtin_backend_names() {
+  std::vector<std::string> names;
+  for (const BuiltinBackend& b : kBuiltins) {
+    if (b.available()) names.emplace_back(b.name);
   }
-  return std::string(backend_name);
+  return names;
 }
 
 std::optional<NumpyClient> find_numpy_client() {
@@ -105,14 +174,7 @@ Result<std::vector<std::unique_ptr<Backend>>> make_backends(std::span<const std:
                                                             const RunOptions& options,
                                                             const BackendSpecOptions& spec_options) {
   std::vector<std::unique_ptr<Backend>> out;
-  const auto builtin = [&](const std::string& name) -> std::unique_ptr<Backend> {
-    if (name == "numpy" || name == "numpy-opt") {
-      const auto client = find_numpy_client();
-      if (!client) return nullptr;
-      return make_numpy_backend(name == "numpy-opt", *client, options.limits, spec_options.timeout_seconds);
-    }
-    return make_builtin_backend(name, options);
-  };
+  const auto builtin = [&](const std::string& name) { return make_builtin(name, options, spec_options); };
   for (const std::string& spec : specs) {
     if (spec == "all") {
       for (const std::string& name : builtin_backend_names()) {

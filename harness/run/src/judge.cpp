@@ -1,4 +1,4 @@
-// The ordered judge and the verdict names.
+// The ordered and the any-order judges (ORACLE.md), element by element.
 #include "einfuzz/harness/judge.hpp"
 
 #include <cmath>
@@ -8,37 +8,6 @@
 #include "einfuzz/core/case.hpp"
 
 namespace einfuzz {
-
-std::string verdict_name(VerdictKind kind) {
-  switch (kind) {
-    case VerdictKind::pass: return "pass";
-    case VerdictKind::pass_bitwise: return "pass(bitwise)";
-    case VerdictKind::indeterminate: return "indeterminate";
-    case VerdictKind::note_signed_zero: return "note(signed-zero)";
-    case VerdictKind::mismatch_value: return "mismatch(value)";
-    case VerdictKind::mismatch_special: return "mismatch(special)";
-    case VerdictKind::mismatch_shape: return "mismatch(shape)";
-    case VerdictKind::reject_disagree: return "reject-disagree";
-    case VerdictKind::crash: return "crash";
-    case VerdictKind::timeout: return "timeout";
-    case VerdictKind::input_modified: return "input-modified";
-    case VerdictKind::unsupported: return "unsupported";
-  }
-  return "?";
-}
-
-bool is_failure(VerdictKind kind) noexcept {
-  switch (kind) {
-    case VerdictKind::pass:
-    case VerdictKind::pass_bitwise:
-    case VerdictKind::indeterminate:
-    case VerdictKind::note_signed_zero:
-    case VerdictKind::unsupported:
-      return false;
-    default:
-      return true;
-  }
-}
 
 std::string describe_value(const Tensor& t, std::int64_t flat_index) {
   std::string out = format_value(t, flat_index);
@@ -119,14 +88,6 @@ Verdict judge_ordered(const Tensor& expected, const Tensor& actual, const Ordere
 }  // namespace einfuzz
 
 namespace einfuzz {
-
-std::string Verdict::label() const {
-  std::string name = verdict_name(kind);
-  if (reason.empty()) return name;
-  if (kind == VerdictKind::indeterminate) return "indeterminate(" + reason + ")";
-  if (kind == VerdictKind::mismatch_special) return "mismatch(special: " + reason + ")";
-  return name;
-}
 
 namespace {
 

@@ -23,9 +23,6 @@
 
 namespace einfuzz {
 
-/// Number of VerdictKind values (the columns of the verdict counts).
-inline constexpr std::size_t kVerdictKinds = static_cast<std::size_t>(VerdictKind::unsupported) + 1;
-
 /// The generator settings of a campaign: the defaults plus long axes (contractions into thousands).
 GenOptions campaign_gen_options();
 

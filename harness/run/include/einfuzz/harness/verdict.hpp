@@ -1,6 +1,7 @@
 // The verdict taxonomy of ORACLE.md §6, with the evidence a report shows for one element.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ enum class VerdictKind {
   input_modified,
   unsupported,          ///< the backend does not implement this case; never counted as a pass
 };
+
+/// Number of VerdictKind values (the columns of the verdict counts).
+inline constexpr std::size_t kVerdictKinds = static_cast<std::size_t>(VerdictKind::unsupported) + 1;
 
 /// The name exactly as ORACLE.md §6 spells it ("pass(bitwise)", "mismatch(value)", …).
 std::string verdict_name(VerdictKind kind);

@@ -5,47 +5,11 @@
 
 #include "einfuzz/core/harness_bug.hpp"
 
-#include "einfuzz/backends/eigen.hpp"
-#include "einfuzz/backends/shuffle.hpp"
-#include "einfuzz/backends/xtensor.hpp"
-#include "einfuzz/backends/torch.hpp"
-#include "einfuzz/harness/backend_registry.hpp"
-#include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/reference/reduce.hpp"
+#include "inputs_checksum.hpp"
 
 namespace einfuzz {
-
-Result<CheckedCase> check_case(const Case& c, const Limits& limits) {
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    auto size = check_tensor_size(c.inputs[k].shape(), limits, "input " + std::to_string(k));
-    if (!size) return std::move(size).error();
-    if (c.inputs[k].dtype() != c.dtype) {
-      return make_diagnostic(Code::invalidArgument, "input " + std::to_string(k) + " has dtype " +
-                                                        std::string(dtype_name(c.inputs[k].dtype())) +
-                                                        " but the case says " + std::string(dtype_name(c.dtype)));
-    }
-  }
-  if (c.op == Op::reduce) {
-    if (c.inputs.size() != 1) {
-      return make_diagnostic(Code::invalidArgument,
-                             "a reduce case has exactly one input; this one has " + std::to_string(c.inputs.size()));
-    }
-    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype,
-                                limits);
-    if (!checked) return std::move(checked).error();
-    return CheckedCase(std::move(*checked));
-  }
-  std::vector<Shape> shapes;
-  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-  auto checked = check_einsum(c.pattern, shapes, limits);
-  if (!checked) return std::move(checked).error();
-  if (c.dtype == DType::boolean) {
-    return make_diagnostic(Code::unsupportedDtype,
-                           "einsum needs +, ·, 0 and 1: dtype bool is only for the reductions any/all");
-  }
-  return CheckedCase(std::move(*checked));
-}
 
 Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs) {
   if (const auto* e = std::get_if<CheckedEinsum>(&checked)) return reference::evaluate_einsum(*e, inputs);
@@ -61,15 +25,6 @@ bool CaseOutcome::failed() const {
 }
 
 namespace {
-
-std::uint64_t checksum(std::span<const Tensor> inputs) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const Tensor& t : inputs) {
-    for (std::byte b : t.bytes()) h = (h ^ static_cast<std::uint64_t>(b)) * 0x100000001b3ULL;
-    h = (h ^ 0xff) * 0x100000001b3ULL;
-  }
-  return h;
-}
 
 /// A fault the adapter detected (an out-of-process backend, a plugin, an isolated worker).
 Verdict fault_verdict(const Fault& f) {
@@ -133,64 +88,7 @@ Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResul
   }
 }
 
-class FusedBackend final : public Backend {
- public:
-  explicit FusedBackend(const RunOptions& options) : options_(options) {
-    caps_.ops = {Op::einsum, Op::reduce};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
-    caps_.semantics = Semantics::ordered;
-    caps_.nan_profile = NanProfile::ordered;
-    caps_.factoring = false;
-    caps_.version = "einfuzz fused executor";
-  }
-  std::string_view name() const override { return "fused"; }
-  const Capabilities& capabilities() const override { return caps_; }
-  BackendResult run(const Case& c) override {
-    auto checked = check_case(c, options_.limits);
-    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
-      return fused::execute(fused::compile(*e), c.inputs, options_.exec);
-    }
-    return fused::execute_reduce(std::get<CheckedReduce>(*checked), c.inputs[0], options_.exec);
-  }
-
- private:
-  RunOptions options_;
-  Capabilities caps_;
-};
-
 }  // namespace
-
-std::unique_ptr<Backend> make_fused_backend(const RunOptions& options) {
-  return std::make_unique<FusedBackend>(options);
-}
-
-std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {
-  if (name == "fused") return make_fused_backend(options);
-  if (name == "shuffle") {
-    ShuffleOptions shuffle;
-    shuffle.seed = options.shuffle_seed;
-    shuffle.limits = options.limits;
-    return make_shuffle_backend(shuffle);
-  }
-  if (name == "eigen") return make_eigen_backend(options.limits);
-  if (name == "xtensor") return make_xtensor_backend(options.limits);
-  if (name == "torch") return make_torch_backend(TorchPath::automatic);
-  if (name == "torch-path-right") return make_torch_backend(TorchPath::right_first);
-  if (name == "torch-path-outer") return make_torch_backend(TorchPath::outer_first);
-  if (name == "numpy" || name == "numpy-opt") {
-    if (auto client = find_numpy_client()) return make_numpy_backend(name == "numpy-opt", *client, options.limits);
-  }
-  return nullptr;
-}
-
-std::vector<std::string> builtin_backend_names() {
-  std::vector<std::string> names = {"fused", "shuffle", "eigen", "xtensor"};
-  for (std::string& n : torch_backend_names()) names.push_back(std::move(n));
-  if (find_numpy_client()) names.insert(names.end(), {"numpy", "numpy-opt"});
-  return names;
-}
 
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
   CaseOutcome out;
@@ -219,7 +117,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     }
     // Only the backend's own code runs inside this boundary: an exception from the judge or the
     // oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
-    const std::uint64_t before = checksum(c.inputs);
+    const std::uint64_t before = inputs_checksum(c.inputs);
     std::optional<BackendResult> result;
     try {
       result.emplace(backend->run(c));
@@ -229,7 +127,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
       outcome.verdict = make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
     }
     if (result) {
-      outcome.verdict = checksum(c.inputs) != before
+      outcome.verdict = inputs_checksum(c.inputs) != before
                             ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
                             : judge_or_abort(out, c, *result, *backend, options);
     }

@@ -1,0 +1,22 @@
+// The checker's view of a whole case: its inputs against its dtype and the limits, then its
+// pattern (einsum or reduce), giving the checked einsum or reduce every layer above works from.
+#pragma once
+
+#include <variant>
+
+#include "einfuzz/core/case.hpp"
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/core/limits.hpp"
+
+namespace einfuzz {
+
+/// A case after checking: an einsum or a reduce.
+using CheckedCase = std::variant<CheckedEinsum, CheckedReduce>;
+
+/// The checker's view of a case: the inputs agree with the pattern, dtype and limits, or the first
+/// diagnostic (SEMANTICS §2.2 for einsum, §2.3 for reduce; `unsupportedDtype` for a bool einsum).
+Result<CheckedCase> check_case(const Case& c, const Limits& limits);
+
+}  // namespace einfuzz

@@ -1,0 +1,46 @@
+// The fused executor (fused/) as an ordered backend: check the case, compile, execute.
+#include <memory>
+#include <string>
+
+#include "einfuzz/fused/einsum.hpp"
+#include "einfuzz/fused/reduce.hpp"
+#include "einfuzz/harness/run.hpp"
+
+namespace einfuzz {
+
+namespace {
+
+class FusedBackend final : public Backend {
+ public:
+  explicit FusedBackend(const RunOptions& options) : options_(options) {
+    caps_.ops = {Op::einsum, Op::reduce};
+    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
+    caps_.semantics = Semantics::ordered;
+    caps_.nan_profile = NanProfile::ordered;
+    caps_.factoring = false;
+    caps_.version = "einfuzz fused executor";
+  }
+  std::string_view name() const override { return "fused"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    auto checked = check_case(c, options_.limits);
+    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
+      return fused::execute(fused::compile(*e), c.inputs, options_.exec);
+    }
+    return fused::execute_reduce(std::get<CheckedReduce>(*checked), c.inputs[0], options_.exec);
+  }
+
+ private:
+  RunOptions options_;
+  Capabilities caps_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_fused_backend(const RunOptions& options) {
+  return std::make_unique<FusedBackend>(options);
+}
+
+}  // namespace einfuzz
