@@ -1,4 +1,4 @@
-// The `einfuzz` command line: one subcommand per file under harness/src/cli/.
+// The `einfuzz` command line: one subcommand per file under harness/cli/.
 #include <CLI/CLI.hpp>
 
 #include <csignal>

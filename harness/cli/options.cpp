@@ -1,7 +1,9 @@
 // The verdict-deciding options every subcommand that runs cases accepts (check, fuzz, replay,
-// shrink): one definition, spelled exactly as verdict_option_args() prints them.
+// shrink, repro): one definition, spelled exactly as verdict_option_args() prints them; and the
+// other pieces those subcommands share (their definition, a single named backend).
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 
 #include "einfuzz/harness/reproduce.hpp"
 #include "subcommand.hpp"
@@ -77,6 +79,37 @@ void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& bac
   cmd->add_flag("--isolate", backend_options.isolate,
                 "run each in-process backend in a forked worker (per-case timeout, address-space limit): "
                 "a crash or hang becomes a verdict");
+}
+
+CLI::App* add_subcommand(CLI::App& app, const std::string& name, const std::string& description,
+                         const std::string& footer) {
+  CLI::App* cmd = app.add_subcommand(name, description);
+  cmd->footer(footer);
+  return cmd;
+}
+
+std::optional<Case> read_case_argument(const std::string& file, const Limits& limits) {
+  auto c = read_case_file(file, limits);
+  if (!c) {
+    std::cerr << render(c.error()) << "\n";
+    return std::nullopt;
+  }
+  return std::move(*c);
+}
+
+std::unique_ptr<Backend> make_single_backend(const char* command, const std::string& spec, const VerdictFlags& flags) {
+  const std::vector<std::string> specs = {spec};
+  auto owned = make_backends(specs, flags.run, flags.backend_options);
+  if (!owned) {
+    std::cerr << render(owned.error()) << "\n";
+    return nullptr;
+  }
+  if (owned->size() != 1) {
+    std::cerr << "error[invalidArgument]: " << command << " takes one backend, '" << spec << "' names "
+              << owned->size() << "\n";
+    return nullptr;
+  }
+  return std::move(owned->front());
 }
 
 }  // namespace einfuzz::cli

@@ -38,22 +38,20 @@ bool write_report(const std::string& path, const std::string& text) {
 }  // namespace
 
 Subcommand add_replay(CLI::App& app) {
-  struct State {
+  struct State : VerdictFlags {
     std::vector<std::string> paths;
     std::vector<std::string> backend_lists;
     std::string json, junit;
-    RunOptions run;
-    BackendSpecOptions backend_options;
   };
   auto st = std::make_shared<State>();
-  CLI::App* cmd = app.add_subcommand("replay", "Replay stored cases: check their expect and every backend's verdict");
-  cmd->footer(kReplayFooter);
+  CLI::App* cmd = add_subcommand(app, "replay", "Replay stored cases: check their expect and every backend's verdict",
+                                  kReplayFooter);
   cmd->add_option("paths", st->paths, "case files or directories")->required();
   cmd->add_option("--backend", st->backend_lists, "backends, comma-separated (repeatable; default all)")
       ->allow_extra_args(false);
   cmd->add_option("--json", st->json, "write a JSON report to FILE ('-': standard output, no table)");
   cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per case) to FILE");
-  add_verdict_options(cmd, st->run, st->backend_options);
+  add_verdict_options(cmd, *st);
 
   return {cmd, [st] {
             auto files = collect_case_files(st->paths);

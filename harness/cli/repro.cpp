@@ -28,40 +28,26 @@ backend, or a case the adapter answers without calling the library).)";
 }  // namespace
 
 Subcommand add_repro(CLI::App& app) {
-  struct State {
+  struct State : VerdictFlags {
     std::string case_file;
     std::string backend;
     std::string out;
-    RunOptions run;
-    BackendSpecOptions backend_options;
   };
   auto st = std::make_shared<State>();
-  CLI::App* cmd = app.add_subcommand("repro", "Write a standalone program that reproduces a case on a library backend");
-  cmd->footer(kReproFooter);
+  CLI::App* cmd = add_subcommand(app, "repro", "Write a standalone program that reproduces a case on a library backend",
+                                  kReproFooter);
   cmd->add_option("case", st->case_file, "the case file (einfuzz-case/1)")->required();
   cmd->add_option("--backend", st->backend, "the library backend: numpy, numpy-opt, torch, torch-path-right, "
                                             "torch-path-outer, eigen or xtensor")->required();
   cmd->add_option("--out", st->out, "write the program to FILE (default: standard output)");
-  add_verdict_options(cmd, st->run, st->backend_options);
+  add_verdict_options(cmd, *st);
 
   return {cmd, [st] {
-            auto c = read_case_file(st->case_file, st->run.limits);
-            if (!c) {
-              std::cerr << render(c.error()) << "\n";
-              return 2;
-            }
-            const std::vector<std::string> specs = {st->backend};
-            auto owned = make_backends(specs, st->run, st->backend_options);
-            if (!owned) {
-              std::cerr << render(owned.error()) << "\n";
-              return 2;
-            }
-            if (owned->size() != 1) {
-              std::cerr << "error[invalidArgument]: repro takes one backend, '" << st->backend << "' names "
-                        << owned->size() << "\n";
-              return 2;
-            }
-            Backend& backend = *owned->front();
+            const auto c = read_case_argument(st->case_file, st->run.limits);
+            if (!c) return 2;
+            const auto owned = make_single_backend("repro", st->backend, *st);
+            if (!owned) return 2;
+            Backend& backend = *owned;
             ReproOptions options{st->run, st->case_file};
             // The verdict first: it also starts an out-of-process backend, whose capabilities come from its hello.
             Backend* one[] = {&backend};

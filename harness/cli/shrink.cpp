@@ -33,45 +33,31 @@ std::string summary(const Case& c) {
 }  // namespace
 
 Subcommand add_shrink(CLI::App& app) {
-  struct State {
+  struct State : VerdictFlags {
     std::string case_file;
     std::string backend = "fused";
     std::string out;
     ShrinkOptions shrink;
-    RunOptions run;
-    BackendSpecOptions backend_options;
   };
   auto st = std::make_shared<State>();
-  CLI::App* cmd = app.add_subcommand("shrink", "Shrink a failing case file, keeping its verdict class on one backend");
-  cmd->footer(kShrinkFooter);
+  CLI::App* cmd = add_subcommand(app, "shrink", "Shrink a failing case file, keeping its verdict class on one backend",
+                                  kShrinkFooter);
   cmd->add_option("case", st->case_file, "the failing case file (einfuzz-case/1)")->required();
   cmd->add_option("--backend", st->backend, "the backend it fails on")->capture_default_str();
   cmd->add_option("--out", st->out, "write the shrunk case to FILE (default: standard output)");
   cmd->add_option("--max-attempts", st->shrink.max_attempts, "candidates to try at most")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  add_verdict_options(cmd, st->run, st->backend_options);
+  add_verdict_options(cmd, *st);
 
   return {cmd, [st] {
-            auto c = read_case_file(st->case_file, st->run.limits);
-            if (!c) {
-              std::cerr << render(c.error()) << "\n";
-              return 2;
-            }
-            const std::vector<std::string> specs = {st->backend};
-            guard_in_process_plugins(specs, st->backend_options.isolate);
+            const auto c = read_case_argument(st->case_file, st->run.limits);
+            if (!c) return 2;
+            guard_in_process_plugins({st->backend}, st->backend_options.isolate);
             install_fatal_signal_cleanup();
-            auto owned = make_backends(specs, st->run, st->backend_options);
-            if (!owned) {
-              std::cerr << render(owned.error()) << "\n";
-              return finish_guarded(2);
-            }
-            if (owned->size() != 1) {
-              std::cerr << "error[invalidArgument]: shrink takes one backend, '" << st->backend << "' names "
-                        << owned->size() << "\n";
-              return finish_guarded(2);
-            }
-            Backend& backend = *owned->front();
+            const auto owned = make_single_backend("shrink", st->backend, *st);
+            if (!owned) return finish_guarded(2);
+            Backend& backend = *owned;
             Backend* one[] = {&backend};
             const CaseOutcome before = run_case(*c, one, st->run);
             if (before.skipped) {  // over a harness limit: no backend ran, there is no verdict to keep

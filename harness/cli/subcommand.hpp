@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,7 @@ struct Subcommand {
   std::function<int()> run;  ///< returns the exit status; called only when `app` was parsed
 };
 
-/// Each subcommand lives in its own file (harness/src/cli/<name>.cpp).
+/// Each subcommand lives in its own file (harness/cli/<name>.cpp).
 Subcommand add_check(CLI::App& app);
 Subcommand add_fuzz(CLI::App& app);
 Subcommand add_shrink(CLI::App& app);
@@ -25,9 +27,31 @@ Subcommand add_replay(CLI::App& app);
 Subcommand add_backends(CLI::App& app);
 Subcommand add_repro(CLI::App& app);
 
+/// What decides a verdict besides the case and the backends: the State of every subcommand that
+/// runs cases (replay, shrink, repro) derives from it.
+struct VerdictFlags {
+  RunOptions run;
+  BackendSpecOptions backend_options;
+};
+
+/// `app`'s subcommand `name` with its one-line description and its footer (the long help).
+CLI::App* add_subcommand(CLI::App& app, const std::string& name, const std::string& description,
+                         const std::string& footer);
+
+/// The case in `file` (a subcommand's case argument), or nullopt after printing why it cannot be
+/// read (exit 2).
+std::optional<Case> read_case_argument(const std::string& file, const Limits& limits);
+
+/// Builds the single backend `spec` names for `command` (shrink, repro take exactly one); on a bad
+/// spec or one that names several backends prints the diagnostic and returns nullptr (exit 2).
+std::unique_ptr<Backend> make_single_backend(const char* command, const std::string& spec, const VerdictFlags& flags);
+
 /// Registers the verdict-deciding options (fused knobs, judge strictness, shuffle seed, size limits,
 /// --timeout, --isolate) on `cmd`; reproduce commands spell them (reproduce.hpp).
 void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& backend_options);
+inline void add_verdict_options(CLI::App* cmd, VerdictFlags& flags) {
+  add_verdict_options(cmd, flags.run, flags.backend_options);
+}
 
 /// Refuses a leading minus sign on an unsigned option (CLI11 would wrap "-1" to 2^64 - 1).
 extern const CLI::Validator kNotNegative;

@@ -1,4 +1,4 @@
-// The run boundary (harness/src/run.cpp): only a backend's own code is caught and turned into a
+// The run boundary (harness/run/src/run.cpp): only a backend's own code is caught and turned into a
 // verdict; a case over a harness limit runs on no backend; the run's limits reach every in-process
 // backend. (Issue 10, items 4 and 5.)
 #include <gtest/gtest.h>

@@ -21,6 +21,8 @@
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/reproduce.hpp"
+#include "campaign_shared.hpp"
+#include "case_files.hpp"
 
 namespace einfuzz {
 
@@ -33,6 +35,10 @@ GenOptions campaign_gen_options() {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using campaign_detail::print_findings;
+using campaign_detail::progress_line;
+using campaign_detail::Shared;
+using campaign_detail::load_known;
 
 std::string today_utc() {
   const std::time_t now = std::time(nullptr);
@@ -42,183 +48,6 @@ std::string today_utc() {
   std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
   return buf;
 }
-
-/// State shared by the workers and the progress thread.
-class Shared {
- public:
-  Shared(const CampaignOptions& options, std::vector<std::string> backends)
-      : options_(options), backends_(std::move(backends)),
-        counts_(std::make_unique<std::atomic<std::uint64_t>[]>(backends_.size() * kVerdictKinds)) {
-    for (std::size_t i = 0; i < backends_.size() * kVerdictKinds; ++i) counts_[i] = 0;
-  }
-
-  const CampaignOptions& options() const { return options_; }
-  const std::vector<std::string>& backends() const { return backends_; }
-  std::atomic<std::uint64_t>& count(std::size_t backend, VerdictKind kind) {
-    return counts_[backend * kVerdictKinds + static_cast<std::size_t>(kind)];
-  }
-  std::atomic<std::uint64_t> cases{0};
-  std::atomic<std::uint64_t> failures{0};
-  std::atomic<std::uint64_t> unshrunk{0};
-  std::atomic<std::uint64_t> skipped{0};
-  std::atomic<std::uint64_t> unconfirmed{0};
-  /// Failures of a pre-shrink signature with no group that found no time left to shrink: they may be new.
-  std::atomic<std::uint64_t> unexamined{0};
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> store_failures{0};  ///< findings whose case file could not be written
-
-  /// What a worker does with a failure of pre-shrink signature `pre`.
-  enum class Claim { shrink, counted, unshrunk };
-
-  /// Shrink when `pre` has no group, no shrink in progress and shrinks left; else the failure is
-  /// counted toward its group (now, or when the shrink in progress yields one) or as unshrunk.
-  Claim claim(const std::string& pre) {
-    std::lock_guard lock(mutex_);
-    PreShrink& p = pre_[pre];
-    if (!p.group.empty()) {
-      ++findings_[by_signature_.at(p.group)].count;
-      return Claim::counted;
-    }
-    if (p.in_progress) {
-      ++p.pending;
-      return Claim::counted;
-    }
-    if (p.shrinks >= options_.shrink_limit) return Claim::unshrunk;
-    ++p.shrinks;
-    p.in_progress = true;
-    return Claim::shrink;
-  }
-
-  /// The shrink of `pre` gave no group (unconfirmed, or no time was left): its pending failures are
-  /// unshrunk, and a later failure may try again.
-  void release(const std::string& pre) {
-    std::lock_guard lock(mutex_);
-    PreShrink& p = pre_[pre];
-    p.in_progress = false;
-    unshrunk += p.pending;
-    p.pending = 0;
-  }
-
-  /// Adds the group of `f` (or merges it into the group with the same signature) and attributes
-  /// every failure of `pre` to it.
-  void add_finding(const std::string& pre, Finding&& f) {
-    std::lock_guard lock(mutex_);
-    PreShrink& p = pre_[pre];
-    p.in_progress = false;
-    p.group = f.signature;
-    const std::uint64_t count = 1 + p.pending;
-    p.pending = 0;
-    const auto it = by_signature_.find(f.signature);
-    if (it != by_signature_.end()) {
-      Finding& group = findings_[it->second];
-      group.case_index = std::min(group.case_index, f.case_index);
-      group.count += count;
-      for (const std::string& b : f.backends) {
-        if (std::find(group.backends.begin(), group.backends.end(), b) == group.backends.end()) group.backends.push_back(b);
-      }
-      std::sort(group.backends.begin(), group.backends.end(), [&](const std::string& a, const std::string& b) {
-        return backend_order(a) < backend_order(b);
-      });
-      return;
-    }
-    f.count = count;
-    if (options_.store && !f.known) store(f);
-    by_signature_[f.signature] = findings_.size();
-    pending_messages_.push_back(findings_.size());
-    findings_.push_back(std::move(f));
-    if (options_.max_findings != 0 && findings_.size() >= options_.max_findings) stop = true;
-  }
-
-  /// The known divergences: group signature → stored file (set before any worker starts).
-  void set_known(std::map<std::string, std::filesystem::path> known) { known_ = std::move(known); }
-  /// True when failures of pre-shrink signature `pre` already belong to a group.
-  bool pre_grouped(const std::string& pre) {
-    std::lock_guard lock(mutex_);
-    const auto it = pre_.find(pre);
-    return it != pre_.end() && !it->second.group.empty();
-  }
-
-  /// True when `signature` is already a group.
-  bool has_group(const std::string& signature) {
-    std::lock_guard lock(mutex_);
-    return by_signature_.count(signature) != 0;
-  }
-
-  /// The stored divergence with group signature `signature`, if any (read-only once workers run).
-  std::optional<std::filesystem::path> known_file(const std::string& signature) const {
-    const auto it = known_.find(signature);
-    if (it == known_.end()) return std::nullopt;
-    return it->second;
-  }
-
-  std::vector<Finding> take_new_findings() {
-    std::lock_guard lock(mutex_);
-    std::vector<Finding> out;
-    for (std::size_t i : pending_messages_) out.push_back(findings_[i]);
-    pending_messages_.clear();
-    return out;
-  }
-
-  std::vector<Finding> findings() {
-    std::lock_guard lock(mutex_);
-    return findings_;
-  }
-
-  void add_records(std::vector<CaseRecord>&& records) {
-    std::lock_guard lock(mutex_);
-    for (CaseRecord& r : records) records_.push_back(std::move(r));
-  }
-  std::vector<CaseRecord> records() {
-    std::lock_guard lock(mutex_);
-    return records_;
-  }
-
- private:
-  void store(Finding& f) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.corpus, ec);
-    if (ec) {
-      f.store_error = "cannot create " + options_.corpus.string() + ": " + ec.message();
-      ++store_failures;
-      return;
-    }
-    // Complete or absent (a full disk must not leave a truncated file that blocks the finding).
-    const std::string text = write_case(f.shrunk);
-    std::string error = write_file_atomically(f.file.string(), text, /*no_replace=*/true);
-    if (!error.empty() && std::filesystem::exists(f.file, ec)) {
-      if (read_case_file(f.file, options_.run.limits)) return;  // the same case found earlier: keep its origin
-      // A damaged file of that name (e.g. cut short by an older build on a full disk): replace it.
-      error = write_file_atomically(f.file.string(), text);
-    }
-    if (!error.empty()) {
-      f.store_error = error;
-      ++store_failures;
-    }
-  }
-
-  const CampaignOptions& options_;
-  std::vector<std::string> backends_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
-  std::mutex mutex_;
-  /// One pre-shrink signature: its shrinks so far, and the group its failures belong to.
-  struct PreShrink {
-    int shrinks = 0;
-    bool in_progress = false;
-    std::uint64_t pending = 0;  ///< failures met while its shrink was in progress
-    std::string group;          ///< the group signature, once a shrink was confirmed
-  };
-
-  std::size_t backend_order(const std::string& name) const {
-    return static_cast<std::size_t>(std::find(backends_.begin(), backends_.end(), name) - backends_.begin());
-  }
-
-  std::map<std::string, PreShrink> pre_;
-  std::map<std::string, std::filesystem::path> known_;
-  std::map<std::string, std::size_t> by_signature_;
-  std::vector<Finding> findings_;
-  std::vector<std::size_t> pending_messages_;
-  std::vector<CaseRecord> records_;
-};
 
 /// The shrunk group of one failure, or nullopt when its shrunk case, re-run, is no longer a failing
 /// verdict of the original kind (then nothing is stored: a stored case must reproduce). `variants`
@@ -382,97 +211,6 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     }
   }
   shared.add_records(std::move(records));
-}
-
-std::string format_seconds(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f s", s);
-  return buf;
-}
-
-std::string progress_line(Shared& shared, double elapsed) {
-  const CampaignOptions& o = shared.options();
-  const std::uint64_t cases = shared.cases;
-  char rate[32];
-  std::snprintf(rate, sizeof rate, "%.1f", elapsed > 0 ? static_cast<double>(cases) / elapsed : 0.0);
-  std::string line = "fuzz " + format_seconds(elapsed) + "  " + std::to_string(cases) + " cases  " + rate + " cases/s";
-  for (std::size_t b = 0; b < shared.backends().size(); ++b) {
-    std::uint64_t pass = 0, other = 0, fail = 0, unsupported = 0;
-    for (std::size_t k = 0; k < kVerdictKinds; ++k) {
-      const auto kind = static_cast<VerdictKind>(k);
-      const std::uint64_t n = shared.count(b, kind);
-      if (kind == VerdictKind::pass || kind == VerdictKind::pass_bitwise) {
-        pass += n;
-      } else if (kind == VerdictKind::unsupported) {
-        unsupported += n;
-      } else if (is_failure(kind)) {
-        fail += n;
-      } else {
-        other += n;
-      }
-    }
-    line += " | " + shared.backends()[b] + " " + std::to_string(pass) + " pass";
-    if (other) line += " " + std::to_string(other) + " indet/note";
-    if (unsupported) line += " " + std::to_string(unsupported) + " unsup";
-    if (fail) line += " " + std::to_string(fail) + " FAIL";
-  }
-  if (o.cases) {
-    line += " | " + std::to_string(*o.cases - std::min(*o.cases, cases)) + " cases left";
-  } else {
-    line += " | " + format_seconds(std::max(0.0, o.seconds.value_or(60) - elapsed)) + " left";
-  }
-  return line;
-}
-
-void print_findings(Shared& shared, ProgressSink sink, bool& line_open) {
-  for (const Finding& f : shared.take_new_findings()) {
-    if (line_open) *sink.out << "\r\033[K";
-    line_open = false;
-    *sink.out << (f.known ? "known: " : "found: ") << f.backend << " " << f.verdict << " (case " << f.case_index
-              << ", shrunk in " << f.shrink_steps << " steps) -> " << f.file.string()
-              << "\n  reproduce: " << f.reproduce << "\n";
-    if (!f.store_error.empty()) *sink.out << "  not stored: " << f.store_error << "\n";
-  }
-}
-
-/// Group signature → file, for every stored divergence under `o.known`: the signature of the stored
-/// case on its `origin.backend`'s family with its recorded `origin.verdict` (replay checks that it
-/// still reproduces). Cases without both fields are not divergences and are skipped.
-std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::vector<std::string>& errors) {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> files;
-  for (const fs::path& p : o.known) {
-    std::error_code ec;
-    if (!fs::is_directory(p, ec)) {
-      files.push_back(p);
-      continue;
-    }
-    std::vector<fs::path> found;
-    for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (it->is_regular_file(ec) && name.size() > 10 && name.ends_with(".case.json")) found.push_back(it->path());
-    }
-    if (ec) errors.push_back("cannot list " + p.string() + ": " + ec.message());
-    std::sort(found.begin(), found.end());
-    files.insert(files.end(), found.begin(), found.end());
-  }
-  std::map<std::string, fs::path> known;
-  for (const fs::path& file : files) {
-    auto c = read_case_file(file, o.run.limits);
-    if (!c) {
-      errors.push_back(render(c.error()));
-      continue;
-    }
-    std::string backend, verdict;
-    for (const auto& [k, v] : c->origin) {
-      if (k == "backend") backend = v;
-      if (k == "verdict") verdict = v;
-    }
-    if (backend.empty() || verdict.empty()) continue;
-    known.emplace(group_signature(*c, backend_family(backend), verdict), file);
-  }
-  return known;
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/check_command.hpp"
+#include "case_files.hpp"
 
 namespace einfuzz {
 
@@ -56,18 +57,11 @@ Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const st
       out.emplace_back(p);
       continue;
     }
-    std::vector<fs::path> found;
-    for (auto it = fs::recursive_directory_iterator(p, fs::directory_options::skip_permission_denied, ec);
-         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      // Anything named *.case.json that is not a directory: a FIFO or a dangling symlink is reported
-      // by replay_cases (never skipped silently, never opened).
-      if (name.size() > 10 && name.ends_with(".case.json") && !it->is_directory(ec)) found.push_back(it->path());
-      ec.clear();
-    }
+    // Anything named *.case.json that is not a directory: a FIFO or a dangling symlink is reported
+    // by replay_cases (never skipped silently, never opened).
+    const std::vector<fs::path> found = campaign_detail::list_case_files(p, campaign_detail::CaseFileWalk::non_directories, ec);
     if (ec) return make_diagnostic(Code::invalidArgument, "replay: cannot list '" + p + "': " + ec.message());
     if (found.empty()) return make_diagnostic(Code::invalidArgument, "replay: no *.case.json file under '" + p + "'");
-    std::sort(found.begin(), found.end());
     out.insert(out.end(), found.begin(), found.end());
   }
   return out;

@@ -13,6 +13,22 @@ namespace detail {
 
 Diagnostic not_reproducible(const std::string& why) { return make_diagnostic(Code::invalidArgument, why); }
 
+const DTypeSpelling& spelling(DType d) {
+  static constexpr DTypeSpelling kF32{"f", "np.dtype('<f4')", "torch.float32", "float"};
+  static constexpr DTypeSpelling kF64{"d", "np.dtype('<f8')", "torch.float64", "double"};
+  static constexpr DTypeSpelling kI32{"i", "np.dtype('<i4')", "torch.int32", "std::int32_t"};
+  static constexpr DTypeSpelling kI64{"q", "np.dtype('<i8')", "torch.int64", "std::int64_t"};
+  static constexpr DTypeSpelling kBool{"?", "np.dtype(np.bool_)", "torch.bool", "std::uint8_t"};
+  switch (d) {
+    case DType::f32: return kF32;
+    case DType::f64: return kF64;
+    case DType::i32: return kI32;
+    case DType::i64: return kI64;
+    case DType::boolean: break;
+  }
+  return kBool;
+}
+
 std::string coordinates_text(std::int64_t i, const Shape& shape) {
   std::vector<std::int64_t> c(shape.size());
   for (std::size_t d = shape.size(); d-- > 0;) {

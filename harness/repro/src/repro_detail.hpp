@@ -1,5 +1,6 @@
-// Shared between the reproducer writers (repro.cpp, repro_python.cpp, repro_cxx.cpp): what the
-// semantics require of one case, computed once from the reference and the judge.
+// Shared between the reproducer writers (repro.cpp, repro_python.cpp, repro_cxx.cpp,
+// repro_eigen.cpp): what the semantics require of one case, computed once from the reference and
+// the judge, and the small spellings every program text uses.
 #pragma once
 
 #include <optional>
@@ -42,6 +43,29 @@ std::string describe_accepted(const AcceptedSet& a, DType dtype);
 
 /// The coordinates of flat element `i` of `shape`, "(1, 0)"; "()" for rank 0.
 std::string coordinates_text(std::int64_t i, const Shape& shape);
+
+/// The body of the Eigen reproducer of a checked einsum or reduce (repro_eigen.cpp), or a refusal.
+Result<std::string> eigen_einsum(const CheckedEinsum& e);
+Result<std::string> eigen_reduce(const CheckedReduce& r);
+
+/// `v` as a C++ braced list of integers, "{2, 3}".
+template <class V>
+std::string c_list(const V& v) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "}";
+}
+
+/// How the program texts spell a dtype: Python's struct code, numpy, torch, C++.
+struct DTypeSpelling {
+  const char* struct_code;
+  const char* numpy;
+  const char* torch;
+  const char* cxx;
+};
+
+/// The spellings of `d` (bool: "?", np.bool_, torch.bool, std::uint8_t).
+const DTypeSpelling& spelling(DType d);
 
 /// A refusal: nothing of the library to reproduce.
 Diagnostic not_reproducible(const std::string& why);

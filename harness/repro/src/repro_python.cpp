@@ -80,38 +80,11 @@ std::string py_values(const Tensor& t) {
   return out + "]";
 }
 
-const char* struct_code(DType d) {
-  switch (d) {
-    case DType::f32: return "f";
-    case DType::f64: return "d";
-    case DType::i32: return "i";
-    case DType::i64: return "q";
-    case DType::boolean: break;
-  }
-  return "?";
-}
+const char* struct_code(DType d) { return spelling(d).struct_code; }
 
-const char* numpy_dtype(DType d) {
-  switch (d) {
-    case DType::f32: return "np.dtype('<f4')";
-    case DType::f64: return "np.dtype('<f8')";
-    case DType::i32: return "np.dtype('<i4')";
-    case DType::i64: return "np.dtype('<i8')";
-    case DType::boolean: break;
-  }
-  return "np.dtype(np.bool_)";
-}
+const char* numpy_dtype(DType d) { return spelling(d).numpy; }
 
-const char* torch_dtype(DType d) {
-  switch (d) {
-    case DType::f32: return "torch.float32";
-    case DType::f64: return "torch.float64";
-    case DType::i32: return "torch.int32";
-    case DType::i64: return "torch.int64";
-    case DType::boolean: break;
-  }
-  return "torch.bool";
-}
+const char* torch_dtype(DType d) { return spelling(d).torch; }
 
 std::string dyadic_py(const reference::Dyadic& d, std::int64_t divisor) {
   return "D(" + d.mantissa().get_str(10) + ", " + std::to_string(d.exponent()) + ", " + std::to_string(divisor) + ")";

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 
 #include "einfuzz/core/case.hpp"
 
@@ -43,6 +44,15 @@ static std::vector<std::int64_t> coordinates(std::int64_t flat, const Shape& sha
 
 namespace {
 
+/// `mismatch(shape)` when `actual` has another dtype or shape than `expected`, else nullopt.
+std::optional<Verdict> shape_mismatch(const Tensor& expected, const Tensor& actual) {
+  if (expected.dtype() == actual.dtype() && expected.shape() == actual.shape()) return std::nullopt;
+  return make_verdict(VerdictKind::mismatch_shape, "expected " + std::string(dtype_name(expected.dtype())) + " " +
+                                                       format_shape(expected.shape()) + ", got " +
+                                                       std::string(dtype_name(actual.dtype())) + " " +
+                                                       format_shape(actual.shape()));
+}
+
 template <class T>
 bool same_element(T a, T b, bool strict_nan) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -56,13 +66,8 @@ bool same_element(T a, T b, bool strict_nan) {
 }  // namespace
 
 Verdict judge_ordered(const Tensor& expected, const Tensor& actual, const OrderedJudgeOptions& options) {
+  if (auto shape = shape_mismatch(expected, actual)) return *shape;
   Verdict v;
-  if (expected.dtype() != actual.dtype() || expected.shape() != actual.shape()) {
-    v.kind = VerdictKind::mismatch_shape;
-    v.detail = "expected " + std::string(dtype_name(expected.dtype())) + " " + format_shape(expected.shape()) +
-               ", got " + std::string(dtype_name(actual.dtype())) + " " + format_shape(actual.shape());
-    return v;
-  }
   visit_dtype(expected.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const auto e = expected.values<T>();
@@ -296,14 +301,9 @@ ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t
 template <class Judge>
 Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elements, const Tensor& actual,
                   bool factoring, const std::string& label, Judge&& judge) {
+  if (auto shape = shape_mismatch(rounded, actual)) return *shape;
   Verdict v;
   v.kind = VerdictKind::pass;
-  if (rounded.dtype() != actual.dtype() || rounded.shape() != actual.shape()) {
-    v.kind = VerdictKind::mismatch_shape;
-    v.detail = "expected " + std::string(dtype_name(rounded.dtype())) + " " + format_shape(rounded.shape()) +
-               ", got " + std::string(dtype_name(actual.dtype())) + " " + format_shape(actual.shape());
-    return v;
-  }
   visit_dtype(actual.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {

@@ -36,7 +36,8 @@ struct Model {
 
 bool is_named(const Model& m, int axis) { return axis >= 0 && m.slot[static_cast<std::size_t>(axis)] < 0; }
 
-std::optional<Model> build(const Case& c) {
+/// The model of `c` (nullopt when it does not check); its candidates stay within `limits`.
+std::optional<Model> build(const Case& c, const Limits& limits) {
   auto parsed = parse_einsum(c.pattern);
   if (!parsed) return std::nullopt;
   std::vector<Shape> shapes;
@@ -45,6 +46,7 @@ std::optional<Model> build(const Case& c) {
   if (!checked) return std::nullopt;
   Model m;
   m.dtype = c.dtype;
+  m.limits = limits;
   for (const Axis& a : checked->axes) {
     m.names.push_back(a.ellipsis_slot < 0 ? a.name : std::string());
     m.slot.push_back(a.ellipsis_slot);
@@ -293,9 +295,8 @@ bool name_candidates(const Case& c, const Model& m, const Visit& visit) {
 }  // namespace
 
 bool einsum_candidates(const Case& c, const Visit& visit, const Limits& limits) {
-  auto m = build(c);
+  auto m = build(c, limits);
   if (!m) return false;
-  m->limits = limits;
   if (render(*m) != c.pattern && emit(c, *m, *m, visit)) return true;  // canonical spacing and `(a)` → `a`
   return operand_candidates(c, *m, visit) || ellipsis_candidates(c, *m, visit) || label_candidates(c, *m, visit) ||
          length_candidates(c, *m, visit) || name_candidates(c, *m, visit);

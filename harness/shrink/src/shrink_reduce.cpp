@@ -33,13 +33,15 @@ struct Model {
   Limits limits;              ///< no candidate tensor over these is built
 };
 
-std::optional<Model> build(const Case& c) {
+/// The model of `c` (nullopt when it does not check); its candidates stay within `limits`.
+std::optional<Model> build(const Case& c, const Limits& limits) {
   auto parsed = parse_transform(c.pattern);
   if (!parsed || c.inputs.size() != 1) return std::nullopt;
   auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype);
   if (!checked) return std::nullopt;
   Model m;
   m.base = c;
+  m.limits = limits;
   for (const ElementaryAxis& a : checked->axes) {
     const bool ellipsis = a.name.rfind("...", 0) == 0;
     const bool anonymous = !ellipsis && !a.name.empty() && a.name[0] >= '0' && a.name[0] <= '9';
@@ -269,9 +271,8 @@ bool simplification_candidates(const Model& m, const Visit& visit) {
 }  // namespace
 
 bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits) {
-  auto m = build(c);
+  auto m = build(c, limits);
   if (!m) return false;
-  m->limits = limits;
   if (render(*m) != c.pattern && emit(*m, *m, visit)) return true;
   return item_candidates(*m, visit) || length_candidates(*m, visit) || simplification_candidates(*m, visit);
 }

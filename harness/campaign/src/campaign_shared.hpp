@@ -1,0 +1,203 @@
+// The state a campaign's workers and its progress thread share (campaign.cpp), and the progress
+// output that reads it (campaign_progress.cpp).
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "einfuzz/core/atomic_write.hpp"
+#include "einfuzz/harness/campaign.hpp"
+
+namespace einfuzz::campaign_detail {
+
+/// State shared by the workers and the progress thread.
+class Shared {
+ public:
+  Shared(const CampaignOptions& options, std::vector<std::string> backends)
+      : options_(options), backends_(std::move(backends)),
+        counts_(std::make_unique<std::atomic<std::uint64_t>[]>(backends_.size() * kVerdictKinds)) {
+    for (std::size_t i = 0; i < backends_.size() * kVerdictKinds; ++i) counts_[i] = 0;
+  }
+
+  const CampaignOptions& options() const { return options_; }
+  const std::vector<std::string>& backends() const { return backends_; }
+  std::atomic<std::uint64_t>& count(std::size_t backend, VerdictKind kind) {
+    return counts_[backend * kVerdictKinds + static_cast<std::size_t>(kind)];
+  }
+  std::atomic<std::uint64_t> cases{0};
+  std::atomic<std::uint64_t> failures{0};
+  std::atomic<std::uint64_t> unshrunk{0};
+  std::atomic<std::uint64_t> skipped{0};
+  std::atomic<std::uint64_t> unconfirmed{0};
+  /// Failures of a pre-shrink signature with no group that found no time left to shrink: they may be new.
+  std::atomic<std::uint64_t> unexamined{0};
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> store_failures{0};  ///< findings whose case file could not be written
+
+  /// What a worker does with a failure of pre-shrink signature `pre`.
+  enum class Claim { shrink, counted, unshrunk };
+
+  /// Shrink when `pre` has no group, no shrink in progress and shrinks left; else the failure is
+  /// counted toward its group (now, or when the shrink in progress yields one) or as unshrunk.
+  Claim claim(const std::string& pre) {
+    std::lock_guard lock(mutex_);
+    PreShrink& p = pre_[pre];
+    if (!p.group.empty()) {
+      ++findings_[by_signature_.at(p.group)].count;
+      return Claim::counted;
+    }
+    if (p.in_progress) {
+      ++p.pending;
+      return Claim::counted;
+    }
+    if (p.shrinks >= options_.shrink_limit) return Claim::unshrunk;
+    ++p.shrinks;
+    p.in_progress = true;
+    return Claim::shrink;
+  }
+
+  /// The shrink of `pre` gave no group (unconfirmed, or no time was left): its pending failures are
+  /// unshrunk, and a later failure may try again.
+  void release(const std::string& pre) {
+    std::lock_guard lock(mutex_);
+    PreShrink& p = pre_[pre];
+    p.in_progress = false;
+    unshrunk += p.pending;
+    p.pending = 0;
+  }
+
+  /// Adds the group of `f` (or merges it into the group with the same signature) and attributes
+  /// every failure of `pre` to it.
+  void add_finding(const std::string& pre, Finding&& f) {
+    std::lock_guard lock(mutex_);
+    PreShrink& p = pre_[pre];
+    p.in_progress = false;
+    p.group = f.signature;
+    const std::uint64_t count = 1 + p.pending;
+    p.pending = 0;
+    const auto it = by_signature_.find(f.signature);
+    if (it != by_signature_.end()) {
+      Finding& group = findings_[it->second];
+      group.case_index = std::min(group.case_index, f.case_index);
+      group.count += count;
+      for (const std::string& b : f.backends) {
+        if (std::find(group.backends.begin(), group.backends.end(), b) == group.backends.end()) group.backends.push_back(b);
+      }
+      std::sort(group.backends.begin(), group.backends.end(), [&](const std::string& a, const std::string& b) {
+        return backend_order(a) < backend_order(b);
+      });
+      return;
+    }
+    f.count = count;
+    if (options_.store && !f.known) store(f);
+    by_signature_[f.signature] = findings_.size();
+    pending_messages_.push_back(findings_.size());
+    findings_.push_back(std::move(f));
+    if (options_.max_findings != 0 && findings_.size() >= options_.max_findings) stop = true;
+  }
+
+  /// The known divergences: group signature → stored file (set before any worker starts).
+  void set_known(std::map<std::string, std::filesystem::path> known) { known_ = std::move(known); }
+  /// True when failures of pre-shrink signature `pre` already belong to a group.
+  bool pre_grouped(const std::string& pre) {
+    std::lock_guard lock(mutex_);
+    const auto it = pre_.find(pre);
+    return it != pre_.end() && !it->second.group.empty();
+  }
+
+  /// True when `signature` is already a group.
+  bool has_group(const std::string& signature) {
+    std::lock_guard lock(mutex_);
+    return by_signature_.count(signature) != 0;
+  }
+
+  /// The stored divergence with group signature `signature`, if any (read-only once workers run).
+  std::optional<std::filesystem::path> known_file(const std::string& signature) const {
+    const auto it = known_.find(signature);
+    if (it == known_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  std::vector<Finding> take_new_findings() {
+    std::lock_guard lock(mutex_);
+    std::vector<Finding> out;
+    for (std::size_t i : pending_messages_) out.push_back(findings_[i]);
+    pending_messages_.clear();
+    return out;
+  }
+
+  std::vector<Finding> findings() {
+    std::lock_guard lock(mutex_);
+    return findings_;
+  }
+
+  void add_records(std::vector<CaseRecord>&& records) {
+    std::lock_guard lock(mutex_);
+    for (CaseRecord& r : records) records_.push_back(std::move(r));
+  }
+  std::vector<CaseRecord> records() {
+    std::lock_guard lock(mutex_);
+    return records_;
+  }
+
+ private:
+  void store(Finding& f) {
+    std::error_code ec;
+    std::filesystem::create_directories(options_.corpus, ec);
+    if (ec) {
+      f.store_error = "cannot create " + options_.corpus.string() + ": " + ec.message();
+      ++store_failures;
+      return;
+    }
+    // Complete or absent (a full disk must not leave a truncated file that blocks the finding).
+    const std::string text = write_case(f.shrunk);
+    std::string error = write_file_atomically(f.file.string(), text, /*no_replace=*/true);
+    if (!error.empty() && std::filesystem::exists(f.file, ec)) {
+      if (read_case_file(f.file, options_.run.limits)) return;  // the same case found earlier: keep its origin
+      // A damaged file of that name (e.g. cut short by an older build on a full disk): replace it.
+      error = write_file_atomically(f.file.string(), text);
+    }
+    if (!error.empty()) {
+      f.store_error = error;
+      ++store_failures;
+    }
+  }
+
+  const CampaignOptions& options_;
+  std::vector<std::string> backends_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
+  std::mutex mutex_;
+  /// One pre-shrink signature: its shrinks so far, and the group its failures belong to.
+  struct PreShrink {
+    int shrinks = 0;
+    bool in_progress = false;
+    std::uint64_t pending = 0;  ///< failures met while its shrink was in progress
+    std::string group;          ///< the group signature, once a shrink was confirmed
+  };
+
+  std::size_t backend_order(const std::string& name) const {
+    return static_cast<std::size_t>(std::find(backends_.begin(), backends_.end(), name) - backends_.begin());
+  }
+
+  std::map<std::string, PreShrink> pre_;
+  std::map<std::string, std::filesystem::path> known_;
+  std::map<std::string, std::size_t> by_signature_;
+  std::vector<Finding> findings_;
+  std::vector<std::size_t> pending_messages_;
+  std::vector<CaseRecord> records_;
+};
+
+/// The one-line progress report: cases, rate, per-backend counts, what is left.
+std::string progress_line(Shared& shared, double elapsed);
+
+/// Prints the findings not printed yet, first ending an open progress line.
+void print_findings(Shared& shared, ProgressSink sink, bool& line_open);
+
+}  // namespace einfuzz::campaign_detail

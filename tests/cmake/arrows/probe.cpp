@@ -1,0 +1,1 @@
+// An empty translation unit: the arrow projects are only configured, never built.
