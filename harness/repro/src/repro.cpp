@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "einfuzz/reference/multiset.hpp"
 #include "repro_detail.hpp"
@@ -12,6 +13,23 @@ namespace einfuzz {
 namespace detail {
 
 Diagnostic not_reproducible(const std::string& why) { return make_diagnostic(Code::invalidArgument, why); }
+
+std::string quoted_literal(std::string_view s, char quote, const char* byte_format, std::string_view also) {
+  std::string out(1, quote);
+  for (const unsigned char ch : s) {
+    if (ch == '\\' || ch == static_cast<unsigned char>(quote)) {
+      out += '\\';
+      out += static_cast<char>(ch);
+    } else if (ch < 0x20 || ch >= 0x7f || also.find(static_cast<char>(ch)) != std::string_view::npos) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, byte_format, ch);
+      out += buf;
+    } else {
+      out += static_cast<char>(ch);
+    }
+  }
+  return out + quote;
+}
 
 const DTypeSpelling& spelling(DType d) {
   static constexpr DTypeSpelling kF32{"f", "np.dtype('<f4')", "torch.float32", "float"};

@@ -13,22 +13,8 @@
 namespace einfuzz::detail {
 namespace {
 
-std::string c_str(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char ch : s) {
-    if (ch == '\\' || ch == '"') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20 || ch >= 0x7f || ch == '?') {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\%03o", ch);
-      out += buf;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + "\"";
-}
+/// `s` as a C++ string literal; `?` escaped too, so no trigraph can form.
+std::string c_str(const std::string& s) { return quoted_literal(s, '"', "\\%03o", "?"); }
 
 /// A value of type T as a C++ expression: hex-float literals, INF, from_bits for NaNs (exact sign
 /// and payload), integer literals that survive the most negative value.

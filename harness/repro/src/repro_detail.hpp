@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "einfuzz/core/case.hpp"
@@ -55,6 +56,11 @@ std::string c_list(const V& v) {
   for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
   return out + "}";
 }
+
+/// `s` between `quote`s for a program text: a backslash or `quote` gets a backslash before it; a
+/// control byte, a byte from 0x7f up, or one of `also` is written with `byte_format` (printf, one
+/// unsigned char), e.g. "\\%03o" (C++) or "\\x%02x" (Python).
+std::string quoted_literal(std::string_view s, char quote, const char* byte_format, std::string_view also);
 
 /// How the program texts spell a dtype: Python's struct code, numpy, torch, C++.
 struct DTypeSpelling {

@@ -10,22 +10,7 @@
 namespace einfuzz::detail {
 namespace {
 
-std::string py_str(const std::string& s) {
-  std::string out = "'";
-  for (const unsigned char ch : s) {
-    if (ch == '\\' || ch == '\'') {
-      out += '\\';
-      out += static_cast<char>(ch);
-    } else if (ch < 0x20 || ch >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", ch);
-      out += buf;
-    } else {
-      out += static_cast<char>(ch);
-    }
-  }
-  return out + "'";
-}
+std::string py_str(const std::string& s) { return quoted_literal(s, '\'', "\\x%02x", ""); }
 
 template <class V>
 std::string py_tuple(const V& v) {
