@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 
 #include "einfuzz/reference/multiset.hpp"
 #include "repro_detail.hpp"
@@ -29,6 +31,22 @@ std::string quoted_literal(std::string_view s, char quote, const char* byte_form
     }
   }
   return out + quote;
+}
+
+std::string bits_hex(float v) {
+  std::uint32_t b;
+  std::memcpy(&b, &v, 4);
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", b);
+  return buf;
+}
+
+std::string bits_hex(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, 8);
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(b));
+  return buf;
 }
 
 const DTypeSpelling& spelling(DType d) {

@@ -22,17 +22,8 @@ template <class T>
 std::string c_value(T v) {
   if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(v)) {
-      char buf[64];
-      if constexpr (std::is_same_v<T, float>) {
-        std::uint32_t b;
-        std::memcpy(&b, &v, 4);
-        std::snprintf(buf, sizeof buf, "from_bits<float>(UINT32_C(0x%08x))", b);
-      } else {
-        std::uint64_t b;
-        std::memcpy(&b, &v, 8);
-        std::snprintf(buf, sizeof buf, "from_bits<double>(UINT64_C(0x%016llx))", static_cast<unsigned long long>(b));
-      }
-      return buf;
+      if constexpr (std::is_same_v<T, float>) return "from_bits<float>(UINT32_C(" + bits_hex(v) + "))";
+      return "from_bits<double>(UINT64_C(" + bits_hex(v) + "))";
     }
     if (std::isinf(v)) {
       const std::string inf = std::is_same_v<T, float> ? "std::numeric_limits<float>::infinity()" : "kInf";

@@ -62,6 +62,10 @@ std::string c_list(const V& v) {
 /// unsigned char), e.g. "\\%03o" (C++) or "\\x%02x" (Python).
 std::string quoted_literal(std::string_view s, char quote, const char* byte_format, std::string_view also);
 
+/// The bits of `v`, "0x%08x" for a float and "0x%016llx" for a double (NaNs keep sign and payload).
+std::string bits_hex(float v);
+std::string bits_hex(double v);
+
 /// How the program texts spell a dtype: Python's struct code, numpy, torch, C++.
 struct DTypeSpelling {
   const char* struct_code;

@@ -33,19 +33,7 @@ std::string py_value(const Tensor& t, std::size_t i) {
     using T = decltype(tag);
     const T v = t.values<T>()[i];
     if constexpr (std::is_floating_point_v<T>) {
-      if (std::isnan(v)) {
-        char buf[32];
-        if constexpr (std::is_same_v<T, float>) {
-          std::uint32_t b;
-          std::memcpy(&b, &v, 4);
-          std::snprintf(buf, sizeof buf, "Bits(0x%08x)", b);
-        } else {
-          std::uint64_t b;
-          std::memcpy(&b, &v, 8);
-          std::snprintf(buf, sizeof buf, "Bits(0x%016llx)", static_cast<unsigned long long>(b));
-        }
-        return buf;
-      }
+      if (std::isnan(v)) return "Bits(" + bits_hex(v) + ")";
       if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
       return "float.fromhex('" + format_value(t, static_cast<std::int64_t>(i)) + "')";
     } else if constexpr (std::is_same_v<T, Bool8>) {
@@ -216,10 +204,14 @@ std::optional<Tensor> strided_storage(const Case& c, std::size_t k, const Limits
   return std::move(*st);
 }
 
+/// The start of the inputs section: its comment line, the dtype `DT` and an empty list `inputs`.
+std::string inputs_heading(const char* how, const char* dtype) {
+  return std::string("\n# ---- the inputs, ") + how + " ----\nDT = " + dtype + "\ninputs = []\n";
+}
+
 std::string numpy_inputs(const ReproInput& in) {
-  std::string s = "\n# ---- the inputs, built as clients/numpy_backend.py builds them from the bytes it reads ----\n";
-  s += "DT = " + std::string(numpy_dtype(in.c.dtype)) + "\n";
-  s += "inputs = []\n";
+  std::string s = inputs_heading("built as clients/numpy_backend.py builds them from the bytes it reads",
+                                 numpy_dtype(in.c.dtype));
   for (std::size_t k = 0; k < in.c.inputs.size(); ++k) {
     const Tensor& t = in.c.inputs[k];
     if (auto st = strided_storage(in.c, k, in.options.run.limits)) {
@@ -241,9 +233,7 @@ std::string numpy_inputs(const ReproInput& in) {
 }
 
 std::string torch_inputs(const ReproInput& in) {
-  std::string s = "\n# ---- the inputs, as backends/src/torch.cpp hands them to libtorch ----\n";
-  s += "DT = " + std::string(torch_dtype(in.c.dtype)) + "\n";
-  s += "inputs = []\n";
+  std::string s = inputs_heading("as backends/src/torch.cpp hands them to libtorch", torch_dtype(in.c.dtype));
   for (std::size_t k = 0; k < in.c.inputs.size(); ++k) {
     const Tensor& t = in.c.inputs[k];
     const char* code = struct_code(t.dtype());
