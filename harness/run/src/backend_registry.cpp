@@ -210,7 +210,8 @@ Result<std::vector<std::unique_ptr<Backend>>> make_backends(std::span<const std:
     std::string known;
     for (const auto& n : builtin_backend_names()) known += (known.empty() ? "" : ", ") + n;
     std::string hint;
-    if ((spec == "numpy" || spec == "numpy-opt") && !find_numpy_client()) {
+    const BuiltinBackend* row = find_builtin(spec);  // a row of the table that is not available here
+    if (row && row->family == "numpy") {
       hint = "; numpy needs a python3 that imports numpy (Debian: python3-numpy; or set EINFUZZ_PYTHON)";
     }
     if (spec.rfind("torch", 0) == 0) hint = "; " + torch_unavailable_reason();
