@@ -8,19 +8,28 @@
 
 namespace einfuzz {
 
+namespace {
+
+/// Every value mode with the name the CLI and case files use.
+struct ValueModeName {
+  ValueMode mode;
+  std::string_view name;
+};
+constexpr ValueModeName kValueModes[] = {
+    {ValueMode::random, "random"}, {ValueMode::iota, "iota"}, {ValueMode::ones, "ones"}, {ValueMode::edge, "edge"}};
+
+}  // namespace
+
 std::string_view value_mode_name(ValueMode mode) noexcept {
-  switch (mode) {
-    case ValueMode::random: return "random";
-    case ValueMode::iota: return "iota";
-    case ValueMode::ones: return "ones";
-    case ValueMode::edge: return "edge";
+  for (const ValueModeName& m : kValueModes) {
+    if (m.mode == mode) return m.name;
   }
   return "?";
 }
 
 std::optional<ValueMode> value_mode_from_name(std::string_view name) noexcept {
-  for (ValueMode m : {ValueMode::random, ValueMode::iota, ValueMode::ones, ValueMode::edge}) {
-    if (value_mode_name(m) == name) return m;
+  for (const ValueModeName& m : kValueModes) {
+    if (m.name == name) return m.mode;
   }
   return std::nullopt;
 }
