@@ -10,19 +10,12 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/coords.hpp"
 #include "einfuzz/core/tensor.hpp"
 
 namespace einfuzz::reference::detail {
 
-/// Row-major coordinates of `flat` in `shape`.
-inline std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> coords(shape.size());
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    coords[i] = flat % shape[i];
-    flat /= shape[i];
-  }
-  return coords;
-}
+using einfuzz::unravel;  // row-major coordinates of a flat index (core/coords.hpp)
 
 /// Row-major flat index of `coords` in `shape`.
 inline std::int64_t ravel(const std::vector<std::int64_t>& coords, const Shape& shape) {

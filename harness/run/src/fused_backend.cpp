@@ -2,6 +2,7 @@
 #include <memory>
 #include <string>
 
+#include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/fused/einsum.hpp"
 #include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/harness/run.hpp"
@@ -12,20 +13,14 @@ namespace {
 
 class FusedBackend final : public Backend {
  public:
-  explicit FusedBackend(const RunOptions& options) : options_(options) {
-    caps_.ops = {Op::einsum, Op::reduce};
-    caps_.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-    caps_.reductions = {"sum", "prod", "mean", "min", "max", "any", "all"};
-    caps_.semantics = Semantics::ordered;
-    caps_.nan_profile = NanProfile::ordered;
-    caps_.factoring = false;
-    caps_.version = "einfuzz fused executor";
-  }
+  explicit FusedBackend(const RunOptions& options)
+      : options_(options),
+        caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor")) {}
   std::string_view name() const override { return "fused"; }
   const Capabilities& capabilities() const override { return caps_; }
   BackendResult run(const Case& c) override {
     auto checked = check_case(c, options_.limits);
-    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+    if (!checked) return rejected(checked.error());
     if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
       return fused::execute(fused::compile(*e), c.inputs, options_.exec);
     }

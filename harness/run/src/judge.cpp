@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/coords.hpp"
 
 namespace einfuzz {
 
@@ -32,15 +33,6 @@ template <class T>
 bool same_element(T a, T b, bool strict_nan);
 
 }  // namespace
-
-static std::vector<std::int64_t> coordinates(std::int64_t flat, const Shape& shape) {
-  std::vector<std::int64_t> c(shape.size());
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    c[i] = flat % shape[i];
-    flat /= shape[i];
-  }
-  return c;
-}
 
 namespace {
 
@@ -78,7 +70,7 @@ Verdict judge_ordered(const Tensor& expected, const Tensor& actual, const Ordere
         const auto flat = static_cast<std::int64_t>(i);
         ElementEvidence evidence;
         evidence.flat_index = flat;
-        evidence.coords = coordinates(flat, expected.shape());
+        evidence.coords = unravel(flat, expected.shape());
         evidence.expected = describe_value(expected, flat);
         evidence.actual = describe_value(actual, flat);
         v.first = std::move(evidence);
@@ -265,7 +257,7 @@ ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t
                                    bool factoring, const std::string& expected_label) {
   ElementEvidence e;
   e.flat_index = i;
-  e.coords = coordinates(i, actual.shape());
+  e.coords = unravel(i, actual.shape());
   e.expected = describe_value(expected, i);
   e.expected_label = expected_label;
   e.actual = describe_value(actual, i);

@@ -1,6 +1,6 @@
 // The row-major odometer over a subset of a checked einsum's (or reduce's) global axes, and the
 // storage strides per global axis, shared by every evaluator that walks coordinates one element at
-// a time.
+// a time; and a flat index turned back into coordinates.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +13,16 @@
 #include "einfuzz/core/tensor.hpp"
 
 namespace einfuzz {
+
+/// Row-major coordinates of element `flat` of `shape` (the last axis varies fastest).
+inline std::vector<std::int64_t> unravel(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> coords(shape.size());
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    coords[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+  return coords;
+}
 
 /// Calls fn() once per row-major coordinate of `axes` (global axis indices, axes[0] outermost),
 /// with coords[a] set for each a in `axes` and every other entry of `coords` left as it is; never
