@@ -12,6 +12,9 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+// Optional, as under libFuzzer: a target that defines it (fuzz_external) sets itself up before the
+// first input, and may refuse to start.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
 namespace {
 
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s FILE_OR_DIR...  (runs the fuzz target once per input file)\n", argv[0]);
     return 2;
   }
+  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
   std::size_t count = 0;
   bool ok = true;
   for (int i = 1; i < argc; ++i) {

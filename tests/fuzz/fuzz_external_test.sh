@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# fuzz_external end to end (issue 16): replays its seeds against a cmd: backend, catches a wrong cmd:
+# and a wrong plugin: backend (non-zero exit with the finding), and refuses a bad EINFUZZ_BACKEND.
+#
+# Usage: fuzz_external_test.sh CHECK FUZZ_EXTERNAL SEED_DIR SOURCE_DIR PYTHON LIBFUZZER WRONG_PLUGIN
+#   CHECK         cmd-numpy | catches-wrong-cmd | catches-wrong-plugin | config
+#   LIBFUZZER     ON when FUZZ_EXTERNAL is a libFuzzer binary (it then gets -runs=0), else a replay binary
+#   WRONG_PLUGIN  a PROTOCOL B plugin with a planted bug (tests/harness/planted_plugin.cpp)
+set -u
+check=$1 bin=$2 seeds=$3 src=$4 python=$5 libfuzzer=$6 wrong_plugin=$7
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+replay_args=()
+case "$libfuzzer" in ON|on|1|TRUE|true) replay_args=(-runs=0) ;; esac
+
+# expect STATUS NEEDLE BACKEND BINARY INPUT...: run BINARY over INPUT with EINFUZZ_BACKEND=BACKEND
+# (unset when BACKEND is "-"); STATUS is an exit status or "nonzero"; the output must contain NEEDLE.
+expect() {
+  local want=$1 needle=$2 backend=$3 exe=$4
+  shift 4
+  if [ "$backend" = - ]; then
+    env -u EINFUZZ_BACKEND "$exe" "${replay_args[@]}" "$@" >"$tmp/out" 2>&1
+  else
+    EINFUZZ_BACKEND=$backend "$exe" "${replay_args[@]}" "$@" >"$tmp/out" 2>&1
+  fi
+  local got=$?
+  local status_ok=0
+  if [ "$want" = nonzero ]; then [ "$got" -ne 0 ] && status_ok=1; else [ "$got" -eq "$want" ] && status_ok=1; fi
+  if [ "$status_ok" -ne 1 ] || ! grep -qF -- "$needle" "$tmp/out"; then
+    echo "FAIL: EINFUZZ_BACKEND=$backend $exe $* -> exit $got (want $want), output must contain: $needle"
+    sed 's/^/    /' "$tmp/out" | head -60
+    failures=$((failures + 1))
+  else
+    echo "ok:   EINFUZZ_BACKEND=$backend -> exit $got, '$needle'"
+  fi
+}
+
+# The replay binary's summary line; libFuzzer's -runs=0 prints its own.
+if [ ${#replay_args[@]} -eq 0 ]; then done_line="without a finding"; else done_line="Done"; fi
+
+case "$check" in
+  cmd-numpy)
+    # A PROTOCOL A backend: the numpy reference client. Only the hand-made seeds: the stored corpus
+    # holds numpy's recorded divergences (corpus/divergences/), which are findings by design.
+    expect 0 "$done_line" "cmd:$python $src/clients/numpy_backend.py" "$bin" "$src/fuzz/seeds/fuzz_external"
+    ;;
+  catches-wrong-cmd)
+    # tests/cli/zero_backend.py answers zeros for every plain einsum: a mismatch on the seed corpus.
+    expect nonzero "zero_backend.py: mismatch(value)" "cmd:$python $src/tests/cli/zero_backend.py" "$bin" "$seeds"
+    ;;
+  catches-wrong-plugin)
+    # The planted dropped-term plugin skips one term of sums whose size is not a multiple of 8.
+    expect nonzero "dropped-term.so: mismatch(value)" "plugin:$wrong_plugin" "$bin" "$seeds"
+    ;;
+  config)
+    # A bad EINFUZZ_BACKEND is one line and exit 2 before any input runs, never a finding.
+    expect 2 "fuzz_external: EINFUZZ_BACKEND is 'fused', neither cmd:COMMAND nor plugin:PATH" fused "$bin" "$seeds"
+    expect 2 "fuzz_external: cannot load plugin:$tmp/none.so" "plugin:$tmp/none.so" "$bin" "$seeds"
+    expect 2 "fuzz_external: cannot start cmd:$tmp/none" "cmd:$tmp/none" "$bin" "$seeds"
+    # Unset: the einfuzz_example_plugin.so next to the executable (ClusterFuzzLite's $OUT), else exit 2.
+    mkdir "$tmp/out-dir"
+    cp "$bin" "$tmp/out-dir/fuzz_external"
+    expect 2 "fuzz_external: EINFUZZ_BACKEND is not set and no einfuzz_example_plugin.so lies next to the executable" \
+      - "$tmp/out-dir/fuzz_external" "$seeds"
+    cp "$(dirname "$bin")/einfuzz_example_plugin.so" "$tmp/out-dir/"
+    expect 0 "$done_line" - "$tmp/out-dir/fuzz_external" "$seeds"
+    if [ "$(wc -l <"$tmp/out")" -gt 0 ] && grep -q "EINFUZZ_BACKEND is not set" "$tmp/out"; then
+      echo "FAIL: the default plugin was not used"; failures=$((failures + 1))
+    fi
+    ;;
+  *)
+    echo "fuzz_external_test.sh: unknown check '$check'" >&2
+    exit 2
+    ;;
+esac
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all checks passed"
