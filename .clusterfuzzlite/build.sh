@@ -1,7 +1,8 @@
 #!/bin/bash -eu
 # OSS-Fuzz / ClusterFuzzLite build: compiles einfuzz's libFuzzer targets with the environment's
 # $CC $CXX $CFLAGS $CXXFLAGS, links them with $LIB_FUZZING_ENGINE, and leaves in $OUT each fuzzer,
-# its <fuzzer>_seed_corpus.zip (from corpus/ and fuzz/seeds/), <fuzzer>.dict and <fuzzer>.options.
+# its <fuzzer>_seed_corpus.zip (from corpus/ and fuzz/seeds/), <fuzzer>.dict and <fuzzer>.options, and
+# fuzz_external's coverage-instrumented plugin einfuzz_example_plugin.so.
 # Runs in the project's checkout (the Dockerfile's WORKDIR; .ci/run calls it from the repository root).
 
 src="${EINFUZZ_SOURCE_DIR:-$PWD}"
@@ -54,6 +55,10 @@ for t in "${targets[@]}"; do
   cp "$src/fuzz/$t.dict" "$src/fuzz/$t.options" "$OUT/"
   zip_dir "$seeds/$t" "$OUT/${t}_seed_corpus.zip"
 done
+# fuzz_external's backend when EINFUZZ_BACKEND is unset: the example C plugin, built with
+# -fsanitize=fuzzer-no-link so that libFuzzer's coverage includes the plugin's own code. A project
+# fuzzing its own kernel copies its plugin here under this name (docs/continuous-fuzzing.md).
+cp "$build/fuzz/einfuzz_example_plugin.so" "$OUT/"
 
 # The runner image has the C and C++ runtimes but not every library the build image has: ship the
 # others next to the fuzzers (the targets carry an rpath of $ORIGIN/lib).

@@ -61,6 +61,18 @@ static double read_value(const void* data, einfuzz_dtype dtype, int64_t flat) {
   return dtype == EINFUZZ_F32 ? (double)((const float*)data)[flat] : ((const double*)data)[flat];
 }
 
+/* The number of index tuples over `count` labels. A zero length empties the space, and the other
+ * lengths' product may then overflow int64_t (the harness bounds only non-empty spaces): it is
+ * never formed. */
+static int64_t space_size(const int64_t* length, const int* labels, int count) {
+  for (int i = 0; i < count; ++i) {
+    if (length[labels[i]] == 0) return 0;
+  }
+  int64_t size = 1;
+  for (int i = 0; i < count; ++i) size *= length[labels[i]];
+  return size;
+}
+
 static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   if (strcmp(r->op, "einsum") != 0) return answer(host, EINFUZZ_UNSUPPORTED, "this example does einsum only");
   if (r->dtype != EINFUZZ_F32 && r->dtype != EINFUZZ_F64) {
@@ -126,10 +138,8 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
 
   void* result = host->alloc_output(host->context, out.rank, out_shape);
   if (!result) return answer(host, EINFUZZ_ERROR, "the harness refused the output shape");
-  int64_t out_size = 1;
-  for (int d = 0; d < out.rank; ++d) out_size *= out_shape[d];
-  int64_t c_size = 1;
-  for (int i = 0; i < c_count; ++i) c_size *= length[contracted[i]];
+  const int64_t out_size = space_size(length, out.labels, out.rank);
+  const int64_t c_size = space_size(length, contracted, c_count);
 
   int64_t index[MAX_LABELS] = {0};
   for (int64_t o = 0; o < out_size; ++o) {
