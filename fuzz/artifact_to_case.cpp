@@ -3,6 +3,7 @@
 // `einfuzz check` command (backends and every knob the target drew from the bytes) that reproduces
 // the target's verdicts, which it runs once and prints.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -19,13 +20,14 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] [--backend SPEC]... ARTIFACT\n"
-    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff\n"
-    "          (or einsum | reduce | pattern | backends)\n"
+    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff | fuzz_external\n"
+    "          (or einsum | reduce | pattern | backends | external)\n"
     "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o). Then runs it\n"
     "  as TARGET does and prints, on stderr, one line 'verdict: BACKEND LABEL' per backend and, with\n"
     "  -o, the line 'reproduce: einfuzz check --case OUT --backend ... <knobs>' (tile width, tasks,\n"
     "  threads, shuffle seed as the target drew them) that gets the same verdicts. --backend SPEC\n"
-    "  (repeatable; e.g. plugin:/abs/libmine.so) also runs and names that backend, with the same knobs.\n";
+    "  (repeatable; e.g. plugin:/abs/libmine.so) also runs and names that backend, with the same knobs.\n"
+    "  fuzz_external's backend is $EINFUZZ_BACKEND unless --backend names one.\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "einfuzz_artifact_to_case: %s\n%s", message.c_str(), kUsage);
@@ -70,6 +72,12 @@ int main(int argc, char** argv) {
   } else if (target == "fuzz_backends_diff" || target == "backends") {
     op = OpChoice::any;
     target = "fuzz_backends_diff";
+  } else if (target == "fuzz_external" || target == "external") {
+    op = OpChoice::any;
+    target = "fuzz_external";
+    const char* env = std::getenv("EINFUZZ_BACKEND");
+    if (extra_backends.empty() && env != nullptr && *env != '\0') extra_backends.emplace_back(env);
+    if (extra_backends.empty()) return usage_error("fuzz_external's backend: set EINFUZZ_BACKEND or give --backend SPEC");
   } else {
     return usage_error("unknown --target '" + target + "'");
   }
@@ -104,13 +112,16 @@ int main(int argc, char** argv) {
   }
 
   // The target's backends and options: the differential targets share differential_setup();
-  // fuzz_backends_diff runs eigen and xtensor with default options; fuzz_pattern runs no backend
+  // fuzz_backends_diff runs eigen and xtensor with default options; fuzz_external runs only its own
+  // backend; fuzz_pattern runs no backend
   // (its case is checked by the reference, which `check` always runs, on fused).
   TargetSetup setup;
   if (target == "fuzz_einsum_diff" || target == "fuzz_reduce_diff") {
     setup = differential_setup(decoded->exec, bytes);
   } else if (target == "fuzz_backends_diff") {
     setup.backends = {"eigen", "xtensor"};
+  } else if (target == "fuzz_external") {
+    setup.run.limits = fuzz_limits();  // the backend EINFUZZ_BACKEND names (extra_backends), as the target runs it
   } else {
     setup.backends = {"fused"};
   }

@@ -2,12 +2,13 @@
 # fuzz_external end to end (issue 16): replays its seeds against a cmd: backend, catches a wrong cmd:
 # and a wrong plugin: backend (non-zero exit with the finding), and refuses a bad EINFUZZ_BACKEND.
 #
-# Usage: fuzz_external_test.sh CHECK FUZZ_EXTERNAL SEED_DIR SOURCE_DIR PYTHON LIBFUZZER WRONG_PLUGIN
+# Usage: fuzz_external_test.sh CHECK FUZZ_EXTERNAL SEED_DIR SOURCE_DIR PYTHON LIBFUZZER WRONG_PLUGIN TO_CASE
 #   CHECK         cmd-numpy | catches-wrong-cmd | catches-wrong-plugin | config
 #   LIBFUZZER     ON when FUZZ_EXTERNAL is a libFuzzer binary (it then gets -runs=0), else a replay binary
 #   WRONG_PLUGIN  a PROTOCOL B plugin with a planted bug (tests/harness/planted_plugin.cpp)
+#   TO_CASE       einfuzz_artifact_to_case
 set -u
-check=$1 bin=$2 seeds=$3 src=$4 python=$5 libfuzzer=$6 wrong_plugin=$7
+check=$1 bin=$2 seeds=$3 src=$4 python=$5 libfuzzer=$6 wrong_plugin=$7 to_case=$8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -54,6 +55,27 @@ case "$check" in
   catches-wrong-plugin)
     # The planted dropped-term plugin skips one term of sums whose size is not a multiple of 8.
     expect nonzero "dropped-term.so: mismatch(value)" "plugin:$wrong_plugin" "$bin" "$seeds"
+    # einfuzz_artifact_to_case --target fuzz_external turns such an input into a case file with the
+    # same verdict, for the backend EINFUZZ_BACKEND names.
+    found=""
+    for f in "$seeds"/*; do
+      if EINFUZZ_BACKEND="plugin:$wrong_plugin" "$to_case" --target fuzz_external -o "$tmp/found.case.json" "$f" \
+           >"$tmp/to_case" 2>&1 && grep -q "^verdict: plugin:$wrong_plugin mismatch(value)" "$tmp/to_case"; then
+        found=$f
+        break
+      fi
+    done
+    if [ -n "$found" ] && grep -q "^reproduce: build/einfuzz check --case .*found.case.json" "$tmp/to_case" &&
+       grep -qF "plugin:$wrong_plugin" "$tmp/to_case"; then
+      echo "ok:   einfuzz_artifact_to_case --target fuzz_external: $(basename "$found") -> a mismatch case file"
+    else
+      echo "FAIL: einfuzz_artifact_to_case --target fuzz_external gave no mismatch case"
+      sed 's/^/    /' "$tmp/to_case" 2>/dev/null | head -20
+      failures=$((failures + 1))
+    fi
+    if EINFUZZ_BACKEND= "$to_case" --target fuzz_external "$seeds/$(ls "$seeds" | head -1)" >"$tmp/to_case" 2>&1; then
+      echo "FAIL: einfuzz_artifact_to_case --target fuzz_external without a backend succeeded"; failures=$((failures + 1))
+    fi
     ;;
   config)
     # A bad EINFUZZ_BACKEND is one line and exit 2 before any input runs, never a finding.
