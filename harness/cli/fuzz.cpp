@@ -92,7 +92,7 @@ Subcommand add_fuzz(CLI::App& app) {
     double seconds = 0;
     std::uint64_t cases = 0;
     std::string corpus = "corpus/found";
-    std::string report, junit;
+    std::string report, junit, html;
     bool no_store = false, quiet = false;
     std::vector<std::string> known;
   };
@@ -115,6 +115,9 @@ Subcommand add_fuzz(CLI::App& app) {
   cmd->add_flag("--no-store", st->no_store, "do not write findings into the corpus");
   cmd->add_option("--report", st->report, "write a JSON report to FILE");
   cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per backend) to FILE");
+  cmd->add_option("--html", st->html,
+                  "write a self-contained HTML report to FILE (verdict matrix, |error|/B histograms, cases/s, "
+                  "groups with their minimal cases)");
   cmd->add_option("--invalid-percent", st->options.gen.invalid_percent, "percent of deliberately invalid cases")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
@@ -190,6 +193,7 @@ Subcommand add_fuzz(CLI::App& app) {
             bool ok = true;
             if (!st->report.empty()) ok &= write_file(st->report, campaign_report_json(*result, o), "JSON report");
             if (!st->junit.empty()) ok &= write_file(st->junit, campaign_report_junit(*result), "JUnit report");
+            if (!st->html.empty()) ok &= write_file(st->html, campaign_report_html(*result, o), "HTML report");
             if (result->stopped_by_signal) {
               std::cerr << "einfuzz fuzz: stopped by signal " << result->stopped_by_signal << " after "
                         << result->cases << " cases\n";

@@ -41,7 +41,7 @@ Subcommand add_replay(CLI::App& app) {
   struct State : VerdictFlags {
     std::vector<std::string> paths;
     std::vector<std::string> backend_lists;
-    std::string json, junit;
+    std::string json, junit, html;
   };
   auto st = std::make_shared<State>();
   CLI::App* cmd = add_subcommand(app, "replay", "Replay stored cases: check their expect and every backend's verdict",
@@ -51,6 +51,9 @@ Subcommand add_replay(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--json", st->json, "write a JSON report to FILE ('-': standard output, no table)");
   cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per case) to FILE");
+  cmd->add_option("--html", st->html,
+                  "write a self-contained HTML report to FILE (verdict matrix, |error|/B histograms, "
+                  "failed cases with their tables)");
   add_verdict_options(cmd, *st);
 
   return {cmd, [st] {
@@ -79,6 +82,7 @@ Subcommand add_replay(CLI::App& app) {
             bool ok = true;
             if (!st->json.empty()) ok &= write_report(st->json, replay_report_json(result, context));
             if (!st->junit.empty()) ok &= write_report(st->junit, replay_report_junit(result));
+            if (!st->html.empty()) ok &= write_report(st->html, replay_report_html(result, context));
             if (!ok) return finish_guarded(kExitIncomplete);
             return finish_guarded(result.failed > 0 ? 1 : 0);
           }};

@@ -87,6 +87,7 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
   if (!is_failure(final_verdict.kind) || final_verdict.kind != verdict.kind) return std::nullopt;
   f.verdict = final_verdict.label();
   f.detail = final_verdict.detail;
+  f.first = final_verdict.first;
   f.signature = group_signature(f.shrunk, f.family, f.verdict);
   for (std::size_t b = 0; b < all.size(); ++b) {
     if (b == backend_index) {
@@ -159,6 +160,9 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     for (std::size_t b = 0; b < outcome.backends.size(); ++b) {
       const Verdict& v = outcome.backends[b].verdict;
       ++shared.count(b, v.kind);
+      for (std::size_t k = 0; k < kErrorBins; ++k) {
+        if (v.error_bins[k] != 0) shared.error_bin(b, k) += v.error_bins[k];
+      }
       if (o.record_verdicts) record.labels.push_back(v.label());
       if (!is_failure(v.kind)) continue;
       ++shared.failures;
@@ -267,14 +271,17 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   auto last_print = start;
   auto last_line = start - std::chrono::hours(1);
   const auto interval = std::chrono::duration<double>(options.progress_interval);
+  // The report's cases-per-second curve: the case count at every progress tick, printed or not.
+  std::vector<std::pair<double, std::uint64_t>> samples{{0.0, 0}};
   while (!done) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (!progress.out) continue;
-    print_findings(shared, progress, line_open);
+    if (progress.out) print_findings(shared, progress, line_open);
     const auto now = Clock::now();
     if (now - last_print < interval) continue;
     last_print = now;
     const double elapsed = std::chrono::duration<double>(now - start).count();
+    samples.emplace_back(elapsed, shared.cases.load());
+    if (!progress.out) continue;
     if (progress.tty) {
       // A wrapped line could not be rewritten in place: cut it to the terminal's width.
       std::string line = progress_line(shared, elapsed);
@@ -311,7 +318,13 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
     std::array<std::uint64_t, kVerdictKinds> row{};
     for (std::size_t k = 0; k < kVerdictKinds; ++k) row[k] = shared.count(b, static_cast<VerdictKind>(k));
     result.counts.push_back(row);
+    std::array<std::uint64_t, kErrorBins> bins{};
+    for (std::size_t k = 0; k < kErrorBins; ++k) bins[k] = shared.error_bin(b, k);
+    result.error_bins.push_back(bins);
+    result.any_order.push_back(owned[0][b]->capabilities().semantics == Semantics::any_order);
   }
+  samples.emplace_back(elapsed, shared.cases.load());
+  result.progress_samples = std::move(samples);
   result.findings = shared.findings();
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.case_index < b.case_index; });

@@ -22,14 +22,20 @@ class Shared {
  public:
   Shared(const CampaignOptions& options, std::vector<std::string> backends)
       : options_(options), backends_(std::move(backends)),
-        counts_(std::make_unique<std::atomic<std::uint64_t>[]>(backends_.size() * kVerdictKinds)) {
+        counts_(std::make_unique<std::atomic<std::uint64_t>[]>(backends_.size() * kVerdictKinds)),
+        bins_(std::make_unique<std::atomic<std::uint64_t>[]>(backends_.size() * kErrorBins)) {
     for (std::size_t i = 0; i < backends_.size() * kVerdictKinds; ++i) counts_[i] = 0;
+    for (std::size_t i = 0; i < backends_.size() * kErrorBins; ++i) bins_[i] = 0;
   }
 
   const CampaignOptions& options() const { return options_; }
   const std::vector<std::string>& backends() const { return backends_; }
   std::atomic<std::uint64_t>& count(std::size_t backend, VerdictKind kind) {
     return counts_[backend * kVerdictKinds + static_cast<std::size_t>(kind)];
+  }
+  /// Backend `backend`'s count in error bin `bin` (Verdict::error_bins summed).
+  std::atomic<std::uint64_t>& error_bin(std::size_t backend, std::size_t bin) {
+    return bins_[backend * kErrorBins + bin];
   }
   std::atomic<std::uint64_t> cases{0};
   std::atomic<std::uint64_t> failures{0};
@@ -173,6 +179,7 @@ class Shared {
   const CampaignOptions& options_;
   std::vector<std::string> backends_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> bins_;
   std::mutex mutex_;
   /// One pre-shrink signature: its shrinks so far, and the group its failures belong to.
   struct PreShrink {

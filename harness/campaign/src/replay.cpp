@@ -122,7 +122,11 @@ ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::spa
                           const RunOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   ReplayResult result;
-  for (Backend* b : backends) result.backends.emplace_back(b->name());
+  for (Backend* b : backends) {
+    result.backends.emplace_back(b->name());
+    result.any_order.push_back(b->capabilities().semantics == Semantics::any_order);
+  }
+  result.progress_samples.emplace_back(0.0, 0);
   std::vector<Result<Case>> cases;
   std::set<std::string> libraries;
   for (const auto& path : files) {
@@ -152,12 +156,15 @@ ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::spa
       e.backends = std::move(outcome.backends);
       e.expect_failure = std::move(outcome.expect_failure);
       judge_divergence(*c, libraries, e);
+      e.stored = std::move(*c);
       bool failed = false;
       for (std::size_t b = 0; b < e.backends.size(); ++b) failed |= !e.known[b] && is_failure(e.backends[b].verdict.kind);
       e.passed = !e.expect_failure && !failed && e.stale.empty();
     }
     result.failed += !e.passed;
     result.entries.push_back(std::move(e));
+    result.progress_samples.emplace_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), result.entries.size());
   }
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;

@@ -95,6 +95,7 @@ using reference::ValueClass;
 struct ElementJudgement {
   VerdictKind kind;
   std::string reason;
+  int error_bin = -1;  ///< the kErrorBins bin of |r - s| / B, when the element had a finite bound
 };
 
 /// Severity for aggregation: the case verdict is its worst element's.
@@ -106,6 +107,39 @@ int severity(VerdictKind k) {
     case VerdictKind::indeterminate: return 1;
     default: return 0;
   }
+}
+
+/// floor(log2 |x|) for a nonzero x, exactly.
+long floor_log2(const Dyadic& x) {
+  return static_cast<long>(mpz_sizeinbase(x.mantissa().get_mpz_t(), 2)) - 1 + x.exponent();
+}
+
+/// Three-way comparison of |a|·2^shift with |b|, exactly. The shifted mantissa goes into a
+/// thread-local scratch integer, so a judged element costs no allocation once it has grown.
+int compare_shifted(const Dyadic& a, long shift, const Dyadic& b) {
+  thread_local mpz_class scratch;
+  const long ea = a.exponent() + shift;
+  const long eb = b.exponent();
+  if (ea >= eb) {
+    mpz_mul_2exp(scratch.get_mpz_t(), a.mantissa().get_mpz_t(), static_cast<mp_bitcnt_t>(ea - eb));
+    return mpz_cmpabs(scratch.get_mpz_t(), b.mantissa().get_mpz_t());
+  }
+  mpz_mul_2exp(scratch.get_mpz_t(), b.mantissa().get_mpz_t(), static_cast<mp_bitcnt_t>(eb - ea));
+  return mpz_cmpabs(a.mantissa().get_mpz_t(), scratch.get_mpz_t());
+}
+
+/// The kErrorBins bin of q = d / bound (verdict.hpp), exactly: d and bound are |r − s| and B, both
+/// scaled by mean's n. floor(log2) of both pins k = max{k : q <= 2^-k} to two neighbours, and one
+/// exact comparison picks between them.
+int error_bin(const Dyadic& d, const Dyadic& bound) {
+  if (d.is_zero()) return 0;
+  constexpr int over = static_cast<int>(kErrorBins) - 1;
+  if (bound.is_zero() || compare(d, bound) > 0) return over;
+  // q is in (2^(ld-lb-1), 2^(ld-lb+1)), so k is lb - ld or lb - ld - 1.
+  const long k0 = floor_log2(bound) - floor_log2(d);
+  const long k = compare_shifted(d, k0, bound) <= 0 ? k0 : k0 - 1;
+  if (k >= 20) return 1;
+  return over - 1 - static_cast<int>(k);
 }
 
 /// |r·divisor − exact|: the distance of a finite result from s(o), scaled by mean's n.
@@ -158,10 +192,19 @@ ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOp
   if (!t.no_inf_underflow) return {VerdictKind::indeterminate, "underflow-possible"};
   // A finite result saw no overflow, so the enclosure holds even when overflow was possible.
   // |r·d − exact| <= B·d, exactly (d: mean's n, else 1).
-  if (t.bounded && compare(distance(t, r), t.scaled_bound) > 0) return {VerdictKind::mismatch_value, ""};
-  if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
-  if (t.exact.is_zero() && r == 0) return zero_sign();
-  return {VerdictKind::pass, ""};
+  int bin = -1;
+  if (t.bounded) {
+    const Dyadic d = distance(t, r);
+    bin = error_bin(d, t.scaled_bound);
+    if (bin == static_cast<int>(kErrorBins) - 1) return {VerdictKind::mismatch_value, "", bin};
+  }
+  if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible", bin};
+  if (t.exact.is_zero() && r == 0) {
+    ElementJudgement z = zero_sign();
+    z.error_bin = bin;
+    return z;
+  }
+  return {VerdictKind::pass, "", bin};
 }
 
 /// The results some valid evaluation can return for this element (ORACLE.md §2–§3), as the report
@@ -305,6 +348,7 @@ Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elemen
         if (j.kind == VerdictKind::indeterminate) ++v.indeterminate;
         if (j.kind == VerdictKind::note_signed_zero) ++v.notes;
         if (is_failure(j.kind)) ++v.differing;
+        if (j.error_bin >= 0) ++v.error_bins[static_cast<std::size_t>(j.error_bin)];
         if (severity(j.kind) > severity(v.kind)) {
           v.kind = j.kind;
           v.reason = j.reason;

@@ -21,6 +21,16 @@ std::string verdict_name(VerdictKind kind) {
   return "?";
 }
 
+std::string error_bin_label(std::size_t bin) {
+  if (bin == 0) return "0";
+  if (bin == 1) return "(0, 2^-20]";
+  if (bin == kErrorBins - 1) return "> 1";
+  if (bin == kErrorBins - 2) return "(1/2, 1]";
+  if (bin >= kErrorBins) return "?";
+  const std::size_t k = kErrorBins - 2 - bin;  // the bin is (2^-(k+1), 2^-k]
+  return "(2^-" + std::to_string(k + 1) + ", 2^-" + std::to_string(k) + "]";
+}
+
 bool is_failure(VerdictKind kind) noexcept {
   switch (kind) {
     case VerdictKind::pass:

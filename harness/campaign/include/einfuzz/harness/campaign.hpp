@@ -75,6 +75,7 @@ struct Finding {
   std::string verdict;            ///< the shrunk case's verdict, Verdict::label() (ORACLE.md §6)
   std::string original_verdict;   ///< the generated case's verdict label
   std::string detail;             ///< the shrunk case's verdict detail
+  std::optional<ElementEvidence> first;  ///< the shrunk case's first differing element, if any
   Case shrunk;                    ///< with `expect` (the reference's conclusion) and `origin`
   std::filesystem::path file;     ///< corpus / case_file_name(shrunk), or known_file
   std::string reproduce;          ///< the one command that reproduces it
@@ -95,6 +96,12 @@ struct CampaignResult {
   std::uint64_t cases = 0;
   double seconds = 0;
   std::vector<std::array<std::uint64_t, kVerdictKinds>> counts;  ///< per backend, per VerdictKind
+  /// Per backend, Verdict::error_bins summed over its verdicts (the report's accuracy histogram).
+  std::vector<std::array<std::uint64_t, kErrorBins>> error_bins;
+  /// Per backend: judged by the any-order oracle (Semantics::any_order), else bitwise.
+  std::vector<bool> any_order;
+  /// (seconds since the start, cases done) at the start, at every progress tick and at the end.
+  std::vector<std::pair<double, std::uint64_t>> progress_samples;
   std::vector<Finding> findings;    ///< the groups, ordered by case index
   std::uint64_t failures = 0;       ///< failing verdicts, before grouping
   /// Failures of a pre-shrink signature that had no group yet and could not be shrunk: over the
@@ -151,6 +158,11 @@ std::string campaign_report_json(const CampaignResult& result, const CampaignOpt
 /// JUnit XML: one testcase per group, failing when the group is new (a campaign without groups has
 /// one passing testcase).
 std::string campaign_report_junit(const CampaignResult& result);
+
+/// The HTML report (campaign_html.cpp): one self-contained page (inline CSS and SVG, no script) with
+/// the verdict matrix, per backend the histogram of |error| / B, cases per second over time and the
+/// groups with their reproduce commands and minimal cases.
+std::string campaign_report_html(const CampaignResult& result, const CampaignOptions& options);
 
 /// Escapes `s` for XML text and attribute values.
 std::string xml_escape(std::string_view s);

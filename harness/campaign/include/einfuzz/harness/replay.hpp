@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "einfuzz/backends/backend.hpp"
+#include "einfuzz/core/case.hpp"
 #include "einfuzz/core/diagnostic.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/run.hpp"
@@ -34,6 +35,7 @@ struct ReplayEntry {
   std::vector<std::string> stale;
   std::optional<std::string> expect_failure;
   bool passed = false;                   ///< readable, `expect` holds, no backend failed, nothing stale
+  std::optional<Case> stored;            ///< the case as read (for the HTML report's tables)
 };
 
 struct ReplayResult {
@@ -41,6 +43,10 @@ struct ReplayResult {
   std::vector<ReplayEntry> entries;
   std::size_t failed = 0;
   double seconds = 0;
+  /// Per backend: judged by the any-order oracle (Semantics::any_order), else bitwise.
+  std::vector<bool> any_order;
+  /// (seconds since the start, cases done) at the start and after every case.
+  std::vector<std::pair<double, std::uint64_t>> progress_samples;
 };
 
 /// Replays every file on every backend (in order). A case whose `origin` has `library`, `backend` and
@@ -68,6 +74,11 @@ void write_replay_table(const ReplayResult& result, std::ostream& out);
 std::string replay_report_json(const ReplayResult& result, const ReproduceContext& context);
 /// As above, reproducing on the result's backend names with default options.
 std::string replay_report_json(const ReplayResult& result);
+
+/// The HTML report (campaign_html.cpp): the campaign page's sections for a replay — the verdict
+/// matrix, the |error| / B histograms, cases per second, and each failed case or stored divergence
+/// with its reproduce command and its case as tables.
+std::string replay_report_html(const ReplayResult& result, const ReproduceContext& context);
 
 /// JUnit XML: one testcase per case file, failing with the reason.
 std::string replay_report_junit(const ReplayResult& result);

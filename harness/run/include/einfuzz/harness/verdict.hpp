@@ -1,6 +1,7 @@
 // The verdict taxonomy of ORACLE.md §6, with the evidence a report shows for one element.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -26,6 +27,14 @@ enum class VerdictKind {
 
 /// Number of VerdictKind values (the columns of the verdict counts).
 inline constexpr std::size_t kVerdictKinds = static_cast<std::size_t>(VerdictKind::unsupported) + 1;
+
+/// Bins of |r - s| / B(o) over the any-order judged elements with a finite result, a finite class
+/// and a finite bound (the report's accuracy histogram): bin 0 is exactly 0; bin 1 is (0, 2^-20];
+/// bin 21 - k is (2^-(k+1), 2^-k] for k = 0 … 19, so bin 21 is (1/2, 1]; bin 22 is > 1 (a failure).
+inline constexpr std::size_t kErrorBins = 23;
+
+/// The bin's range as the report prints it: "0", "(0, 2^-20]", "(2^-20, 2^-19]", …, "(1/2, 1]", "> 1".
+std::string error_bin_label(std::size_t bin);
 
 /// The name exactly as ORACLE.md §6 spells it ("pass(bitwise)", "mismatch(value)", …).
 std::string verdict_name(VerdictKind kind);
@@ -63,6 +72,9 @@ struct Verdict {
   std::string reason;                     ///< indeterminate(reason) / mismatch(special: reason)
   std::int64_t indeterminate = 0;         ///< elements judged indeterminate
   std::int64_t notes = 0;                 ///< elements with a note (signed zero)
+  /// Per kErrorBins bin, the elements whose |r - s| / B(o) falls in it (any-order judge only; the
+  /// ordered judge and min/max leave it zero).
+  std::array<std::uint64_t, kErrorBins> error_bins{};
 
   /// The verdict as ORACLE.md §6 spells it, with its reason: "indeterminate(overflow-possible)",
   /// "mismatch(special: empty-contraction)", "pass(bitwise)", …
