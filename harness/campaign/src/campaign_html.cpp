@@ -75,13 +75,27 @@ void write_facts(std::ostringstream& out, const std::vector<std::pair<std::strin
   out << "</table>\n";
 }
 
+/// Backend × verdict class. The classes no backend got are left out (named below the table), so the
+/// matrix fits the page; pass and pass(bitwise) are always shown.
 void write_matrix(std::ostringstream& out, const Page& p) {
+  std::vector<std::size_t> shown;
+  std::string omitted;
+  for (std::size_t k = 0; k < kVerdictKinds; ++k) {
+    const auto kind = static_cast<VerdictKind>(k);
+    bool any = kind == VerdictKind::pass || kind == VerdictKind::pass_bitwise;
+    for (const PageBackend& b : p.backends) any |= b.counts[k] != 0;
+    if (any) {
+      shown.push_back(k);
+    } else {
+      omitted += (omitted.empty() ? "" : ", ") + verdict_name(kind);
+    }
+  }
   out << "<section id=\"verdicts\"><h2>Verdict matrix</h2>\n<table><tr><th class=\"l\">backend</th>";
-  for (std::size_t k = 0; k < kVerdictKinds; ++k) out << "<th>" << h(verdict_name(static_cast<VerdictKind>(k))) << "</th>";
+  for (std::size_t k : shown) out << "<th>" << h(verdict_name(static_cast<VerdictKind>(k))) << "</th>";
   out << "</tr>\n";
   for (const PageBackend& b : p.backends) {
     out << "<tr><th class=\"l\">" << h(b.name) << "</th>";
-    for (std::size_t k = 0; k < kVerdictKinds; ++k) {
+    for (std::size_t k : shown) {
       const std::uint64_t n = b.counts[k];
       const auto kind = static_cast<VerdictKind>(k);
       const char* cls = n == 0 ? "zero" : is_failure(kind) ? "bad" : kind == VerdictKind::pass || kind == VerdictKind::pass_bitwise ? "ok" : "";
@@ -89,7 +103,9 @@ void write_matrix(std::ostringstream& out, const Page& p) {
     }
     out << "</tr>\n";
   }
-  out << "</table></section>\n";
+  out << "</table>\n";
+  if (!omitted.empty()) out << "<p class=\"note\">No backend got: " << h(omitted) << ".</p>\n";
+  out << "</section>\n";
 }
 
 /// One backend's histogram: a bar per non-empty bin, heights on a log scale of the count (so a
@@ -108,7 +124,7 @@ void write_histogram(std::ostringstream& out, const PageBackend& b) {
         << "</p></div>\n";
     return;
   }
-  constexpr int bar = 24, gap = 4, left = 40, top = 18, plot = 160, bottom = 70;
+  constexpr int bar = 24, gap = 4, left = 40, top = 30, plot = 160, bottom = 70;
   const int width = left + static_cast<int>(kErrorBins) * (bar + gap) + 10;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << top + plot + bottom
       << "\" role=\"img\" aria-label=\"|error| / B histogram of " << h(b.name) << "\">";
@@ -130,7 +146,7 @@ void write_histogram(std::ostringstream& out, const PageBackend& b) {
     out << "<text x=\"" << lx << "\" y=\"" << ly << "\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-60 "
         << lx << " " << ly << ")\">" << h(error_bin_label(k)) << "</text>";
   }
-  out << "<text x=\"4\" y=\"12\" font-size=\"10\">elements (log scale)</text></svg>";
+  out << "<text x=\"4\" y=\"10\" font-size=\"10\">elements per bin (bar height: log scale)</text></svg>";
   out << "<p class=\"note\">" << total << " judged elements; " << b.bins[kErrorBins - 1]
       << " beyond the bound</p></div>\n";
 }
