@@ -124,7 +124,7 @@ void write_histogram(std::ostringstream& out, const PageBackend& b) {
         << "</p></div>\n";
     return;
   }
-  constexpr int bar = 24, gap = 4, left = 40, top = 30, plot = 160, bottom = 70;
+  constexpr int bar = 16, gap = 3, left = 40, top = 52, plot = 150, bottom = 70;
   const int width = left + static_cast<int>(kErrorBins) * (bar + gap) + 10;
   out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << top + plot + bottom
       << "\" role=\"img\" aria-label=\"|error| / B histogram of " << h(b.name) << "\">";
@@ -139,8 +139,10 @@ void write_histogram(std::ostringstream& out, const PageBackend& b) {
       const char* fill = k == kErrorBins - 1 ? "#c0392b" : k == 0 ? "#2e7d32" : "#3b6fb6";
       out << "<rect x=\"" << x << "\" y=\"" << top + plot - height << "\" width=\"" << bar << "\" height=\"" << height
           << "\" fill=\"" << fill << "\"><title>" << h(error_bin_label(k)) << ": " << n << "</title></rect>";
-      out << "<text x=\"" << x + bar / 2 << "\" y=\"" << top + plot - height - 3
-          << "\" font-size=\"9\" text-anchor=\"middle\">" << n << "</text>";
+      // The count, upright along the bar's axis: a horizontal 6-digit count would cover its neighbours.
+      const int cx = x + bar / 2 + 3, cy = top + plot - height - 3;
+      out << "<text x=\"" << cx << "\" y=\"" << cy << "\" font-size=\"9\" transform=\"rotate(-90 " << cx << " " << cy
+          << ")\">" << n << "</text>";
     }
     const int lx = x + bar / 2, ly = top + plot + 8;
     out << "<text x=\"" << lx << "\" y=\"" << ly << "\" font-size=\"9\" text-anchor=\"end\" transform=\"rotate(-60 "
@@ -192,7 +194,7 @@ void write_rate(std::ostringstream& out, const Page& p) {
       << num(max_rate, 0) << "</text><text x=\"" << left - 4 << "\" y=\"" << top + height
       << "\" font-size=\"11\" text-anchor=\"end\">0</text>";
   out << "<text x=\"" << left << "\" y=\"" << top + height + 16 << "\" font-size=\"11\">0 s</text><text x=\""
-      << left + width << "\" y=\"" << top + height + 16 << "\" font-size=\"11\" text-anchor=\"end\">" << num(end, 1)
+      << left + width << "\" y=\"" << top + height + 16 << "\" font-size=\"11\" text-anchor=\"end\">" << num(end, end < 10 ? 2 : 1)
       << " s</text><text x=\"" << left + width / 2 << "\" y=\"" << top + height + 32
       << "\" font-size=\"11\" text-anchor=\"middle\">time since the start; cases/s between progress ticks</text>";
   out << "</svg></section>\n";
