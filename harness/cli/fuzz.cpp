@@ -32,9 +32,7 @@ verdict, date) and printed with the one command that reproduces it.
 Examples:  einfuzz fuzz                                  60 s over every built-in backend
            einfuzz fuzz --backend fused --cases 20000 --seed 7 --report fuzz.json
            einfuzz fuzz --backend all --seconds 600 --jobs 2 --junit fuzz.xml
-           einfuzz fuzz --backend fused,shuffle,eigen --html report.html
-                                                        one HTML page: verdict matrix, |error|/B
-                                                        histograms, cases/s, groups (docs/fuzzing.md)
+           einfuzz fuzz --cases 300 --html report.html   the HTML report (docs/fuzzing.md)
 
 SIGINT or SIGTERM stops the campaign cleanly: the case in flight is dropped, backend processes are
 killed, the summary and the reports are written, and the exit status is 130 or 143. A second

@@ -21,6 +21,9 @@ check "same seed and cases: the same verdict counts (jobs 1 and 2)" \
 check "nothing stored when nothing was found" test ! -e corpus/found
 expect 0 "fuzz 0." -- fuzz --seconds 1 --backend fused,shuffle --no-store
 expect 0 "--isolate" -- fuzz --help
+expect 3 "cannot write the HTML report" -- fuzz --cases 5 --backend fused --no-store --html no-such-dir/r.html
+check "fuzz --html writes a page" bash -c '"$0" fuzz --cases 5 --backend fused --no-store --html r.html >/dev/null 2>&1 && grep -qF "<section id=\"groups\"" r.html' "$bin"
+expect 3 "error[io]" -- replay "$src/tests/cli/matmul.case.json" --backend fused --html no-such-dir/r.html
 # Every subcommand that runs cases accepts every verdict-deciding option its reproduce commands print.
 for sub in check fuzz replay shrink; do
   for option in --threads --tile --tasks --strict-nan-payload --strict-signed-zero --shuffle-seed --max-operands \
