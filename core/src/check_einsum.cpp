@@ -6,11 +6,10 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
 namespace {
-
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 /// The label an einsum item stands for once `(a)` / `(a 1)` are read as `a`; nullptr if the item
 /// is not a plain label (unit, anonymous, group of several, parenthesised ellipsis) or is `...`.

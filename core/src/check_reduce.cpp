@@ -7,13 +7,12 @@
 #include <string>
 
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
 namespace {
 
 constexpr std::array<std::string_view, 7> kReductionNames = {"sum", "prod", "mean", "min", "max", "any", "all"};
-
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 /// A supplied axis name must look like a pattern name (SEMANTICS §1.1, ASCII per §13.3).
 bool is_axis_name(std::string_view s) {
