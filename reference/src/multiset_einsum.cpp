@@ -7,6 +7,7 @@
 
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
+#include "einfuzz/core/rounding.hpp"
 #include "exact_bounds.hpp"
 #include "exact_sum.hpp"
 #include "materialise.hpp"
@@ -26,10 +27,6 @@ template FormatConstants format_constants<float>();
 template FormatConstants format_constants<double>();
 
 namespace {
-
-double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
-double down(double x) { return std::nextafter(x, -std::numeric_limits<double>::infinity()); }
-double mul_up(double a, double b) { return up(a * b); }  // a, b > 0 (the bound's constant factors)
 
 int bit_length(u128 m) {
   const auto hi = static_cast<std::uint64_t>(m >> 64);
@@ -53,12 +50,12 @@ double gamma_up(std::int64_t n, double u) {
   if (n <= 0) return 0;
   const double nu = static_cast<double>(n) * u;  // exact: n < 2^53 and u a power of two
   if (nu >= 1) return std::numeric_limits<double>::infinity();
-  return up(nu / down(1 - nu));
+  return next_up(nu / next_down(1 - nu));
 }
 
 double one_plus_u_pow_up(std::int64_t n, double u) {
   // (1 + u)^n <= exp(n·u); glibc's exp is within one ulp, two steps up make it an upper bound.
-  return up(up(std::exp(static_cast<double>(n) * u)));
+  return next_up(next_up(std::exp(static_cast<double>(n) * u)));
 }
 
 namespace {
