@@ -16,12 +16,13 @@ namespace einfuzz::reference {
 
 template <class T>
 FormatConstants format_constants() {
-  using L = std::numeric_limits<T>;
+  // The parameters come from the dtype table (core/dtype.hpp); everything else is derived.
+  const FloatFormat f = *dtype_info(dtype_of_v<T>).format;
   // η = 2^-1075 for f64 is not a double (ldexp would round it to 0): round it up to 2^-1074.
-  const double eta = std::max(std::ldexp(1.0, L::min_exponent - L::digits - 1),
-                              std::numeric_limits<double>::denorm_min());
-  return {std::ldexp(1.0, -L::digits), eta, static_cast<double>(L::max()), L::digits, L::min_exponent - 1,
-          L::min_exponent - 1 - L::digits};
+  const double eta = std::max(std::ldexp(1.0, f.min_exponent - f.digits), std::numeric_limits<double>::denorm_min());
+  // Ω = (2 − 2^(1−p)) · 2^emax, exact in a double for every format up to f64.
+  const double omega = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.digits), f.max_exponent);
+  return {std::ldexp(1.0, -f.digits), eta, omega, f.digits, f.min_exponent, f.min_exponent - f.digits};
 }
 template FormatConstants format_constants<float>();
 template FormatConstants format_constants<double>();
