@@ -100,6 +100,18 @@ std::string backend_text(std::string_view s, std::size_t max_bytes) { return esc
 
 std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 std::string json_quote(std::string_view s) {
   using Json = nlohmann::json;
   return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);

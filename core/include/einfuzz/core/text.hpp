@@ -28,6 +28,9 @@ std::string backend_text(std::string_view s, std::size_t max_bytes = 2000);
 /// escaped (the diagnostic's column points into the same text).
 std::string quote(std::string_view s);
 
+/// Single-quotes `s` for a POSIX shell: 'it'\''s' (a quote closes, is escaped, and reopens).
+std::string shell_quote(std::string_view s);
+
 /// `s` as a JSON string literal; bytes that are not UTF-8 become U+FFFD instead of an exception.
 std::string json_quote(std::string_view s);
 
