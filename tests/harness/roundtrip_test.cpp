@@ -169,8 +169,8 @@ TEST_P(RoundTrip, EveryCommandPrintedByFuzzReplayAndShrinkReproducesItsVerdict) 
   int n = 0;
   for (const json& f : report["findings"]) {
     const std::string out = "small-" + std::to_string(n++) + ".case.json";
-    const Ran shrink = w.sh("build/einfuzz shrink " + shell_quote(f["case_file"]) + " --backend " +
-                            shell_quote(f["backend"]) + " --out " + out + options);
+    const Ran shrink = w.sh("build/einfuzz shrink " + shell_quote(f["case_file"].get<std::string>()) + " --backend " +
+                            shell_quote(f["backend"].get<std::string>()) + " --out " + out + options);
     ASSERT_EQ(shrink.status, 0) << shrink.err;
     const auto lines = reproduce_lines(shrink.err);
     ASSERT_EQ(lines.size(), 1u) << shrink.err;
