@@ -17,8 +17,11 @@ namespace einfuzz::fuzz {
 namespace {
 
 constexpr std::array<DType, 5> kDTypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-constexpr std::array<std::string_view, 8> kReductions = {"sum", "prod", "mean", "min", "max",
-                                                         "any", "all", "median"};
+/// Byte values 0..6 pick the reduction table's kinds, 7 an unknown name (the checker must reject it).
+std::string_view reduction_spelling(std::size_t i) {
+  const auto table = reduction_table();
+  return i < table.size() ? table[i].name : std::string_view("median");
+}
 constexpr std::array<int, 4> kTileWidths = {8, 4, 1, 8};
 
 /// Total reads over the input: past the end every read gives 0 / an empty string.
@@ -120,7 +123,7 @@ Structure decode_structure(std::span<const std::uint8_t> data, OpChoice op) {
   s.exec.threads = 2;  // the machine's cores; tasks > 1 then really runs chunks in parallel
   s.exec.tile_width = kTileWidths[(knobs >> 1) & 3];
   s.exec.tasks = (knobs >> 3) & 3;
-  if (s.op == Op::reduce) s.reduction = std::string(kReductions[(kind >> 4) & 7]);
+  if (s.op == Op::reduce) s.reduction = std::string(reduction_spelling((kind >> 4) & 7));
 
   s.generated = knobs & 1;
   if (s.generated) {
@@ -205,9 +208,9 @@ std::optional<std::vector<std::uint8_t>> encode_case(const Case& c) {
   for (std::size_t i = 0; i < kDTypes.size(); ++i) {
     if (kDTypes[i] == c.dtype) kind |= static_cast<std::uint8_t>(i << 1);
   }
-  std::size_t reduction = kReductions.size() - 1;
-  for (std::size_t i = 0; i + 1 < kReductions.size(); ++i) {
-    if (c.reduction && *c.reduction == kReductions[i]) reduction = i;
+  std::size_t reduction = reduction_table().size();  // "median": not a kind
+  if (const auto k = c.reduction ? reduction_from_name(*c.reduction) : std::nullopt) {
+    reduction = static_cast<std::size_t>(*k);
   }
   if (c.op == Op::reduce) kind |= static_cast<std::uint8_t>(reduction << 4);
   std::vector<std::uint8_t> out = {kind, 0};

@@ -9,11 +9,9 @@ namespace einfuzz {
 Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version) {
   Capabilities caps;
   caps.ops = {Op::einsum, Op::reduce};
-  caps.dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-  caps.reductions.clear();
-  for (int k = 0; k <= static_cast<int>(Reduction::all); ++k) {
-    caps.reductions.emplace_back(reduction_name(static_cast<Reduction>(k)));
-  }
+  caps.dtypes.clear();
+  for (const DTypeInfo& row : dtype_table()) caps.dtypes.push_back(row.dtype);
+  caps.reductions = all_reduction_names();
   caps.semantics = semantics;
   caps.nan_profile = nan_profile;
   caps.factoring = factoring;

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
-#include <numeric>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -49,10 +48,7 @@ using adapter_detail::arith;
 
 /// The element count of `dims`. A zero-length dimension makes it 0 whatever the others are: the
 /// checker bounds only the count, so the lengths beside a 0 may multiply past int64.
-Index product(const std::vector<Index>& dims) {
-  if (std::find(dims.begin(), dims.end(), Index{0}) != dims.end()) return 0;
-  return std::accumulate(dims.begin(), dims.end(), Index{1}, std::multiplies<>());
-}
+Index product(const std::vector<Index>& dims) { return element_count(dims); }
 
 template <int R>
 Eigen::array<Index, R> to_array(const std::vector<Index>& v) {

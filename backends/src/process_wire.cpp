@@ -13,30 +13,6 @@
 
 namespace einfuzz::wire {
 
-std::string json_quote(std::string_view s) {
-  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-std::string printable(std::string_view s, std::size_t max_length) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char ch : s) {
-    if (out.size() >= max_length) {
-      out += "...";
-      break;
-    }
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x20 && c < 0x7f) {
-      out += ch;
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  return out;
-}
-
 int json_depth(std::string_view s) {
   int depth = 0;
   int max_depth = 0;

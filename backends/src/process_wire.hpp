@@ -16,6 +16,7 @@
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/core/limits.hpp"
 #include "einfuzz/core/tensor.hpp"
+#include "einfuzz/core/text.hpp"
 
 namespace einfuzz::wire {
 
@@ -26,10 +27,9 @@ inline constexpr std::string_view kProtocol = "einfuzz-backend/1";
 /// Deeper JSON than this is refused before parsing (no backend needs more than three levels).
 inline constexpr int kMaxJsonDepth = 32;
 
-/// `s` as a JSON string literal (invalid UTF-8 replaced).
-std::string json_quote(std::string_view s);
-/// Printable, short: the evidence quotes what the backend sent, escaped.
-std::string printable(std::string_view s, std::size_t max_length = 200);
+// The evidence quotes what the backend sent with core's text helpers (core/text.hpp).
+using einfuzz::json_quote;
+using einfuzz::printable;
 /// Nesting depth of a JSON text, ignoring brackets inside strings (decides before parsing).
 int json_depth(std::string_view s);
 /// The output dtype of a case: bool for any/all, else the case's dtype.

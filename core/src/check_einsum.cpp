@@ -6,11 +6,11 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/core/shape_math.hpp"
+#include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
 namespace {
-
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 /// The label an einsum item stands for once `(a)` / `(a 1)` are read as `a`; nullptr if the item
 /// is not a plain label (unit, anonymous, group of several, parenthesised ellipsis) or is `...`.
@@ -261,11 +261,11 @@ struct Checker {
                    " has more elements than int64 can count");
     }
     e.contraction_size = *contraction;
-    std::int64_t global = 0;
-    std::int64_t materialised = 0;
-    if (__builtin_mul_overflow(e.output_size, e.contraction_size, &global) ||
-        __builtin_mul_overflow(global, static_cast<std::int64_t>(e.operands.size() + 1), &materialised) ||
-        materialised > limits.max_materialised_elements) {
+    // The global space (output x contraction) once per operand and once for the product.
+    const std::int64_t factors[] = {e.output_size, e.contraction_size,
+                                    static_cast<std::int64_t>(e.operands.size() + 1)};
+    const std::optional<std::int64_t> materialised = checked_product(factors);
+    if (!materialised || *materialised > limits.max_materialised_elements) {
       return limit("the reference would materialise (output " + format_shape(e.output_shape) +
                    " x contraction " + format_shape(e.contraction_shape) + ") x " +
                    std::to_string(e.operands.size() + 1) +

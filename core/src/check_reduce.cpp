@@ -7,13 +7,11 @@
 #include <string>
 
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/core/shape_math.hpp"
+#include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
 namespace {
-
-constexpr std::array<std::string_view, 7> kReductionNames = {"sum", "prod", "mean", "min", "max", "any", "all"};
-
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 /// A supplied axis name must look like a pattern name (SEMANTICS §1.1, ASCII per §13.3).
 bool is_axis_name(std::string_view s) {
@@ -21,17 +19,6 @@ bool is_axis_name(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
   });
-}
-
-/// Product of `lengths` where 0 absorbs everything (so a zero is never lost to an overflow);
-/// nullopt when the product of nonzero lengths does not fit int64.
-std::optional<std::int64_t> zero_aware_product(const std::vector<std::int64_t>& lengths) {
-  if (std::find(lengths.begin(), lengths.end(), 0) != lengths.end()) return 0;
-  std::int64_t product = 1;
-  for (std::int64_t l : lengths) {
-    if (__builtin_mul_overflow(product, l, &product)) return std::nullopt;
-  }
-  return product;
 }
 
 /// Book-keeping per input elementary axis that the public result does not need.
@@ -270,7 +257,7 @@ class Checker {
                          " is longer than any dimension can be",
                      info_[h].column);
       }
-      const std::optional<std::int64_t> product = zero_aware_product(known);
+      const std::optional<std::int64_t> product = checked_product(known);
       if (unknown.empty()) {
         if (!product || *product != dim) {
           return error(Code::dimensionMismatch,
@@ -316,11 +303,11 @@ class Checker {
       out_.reduced.push_back(static_cast<int>(i));
       fibre.push_back(out_.axes[i].length);
     }
-    fibre_size_ = zero_aware_product(fibre);
+    fibre_size_ = checked_product(fibre);
     for (const auto& group : out_.output_groups) {
       std::vector<std::int64_t> lengths;
       for (int idx : group) lengths.push_back(out_.axes[static_cast<std::size_t>(idx)].length);
-      const auto length = zero_aware_product(lengths);
+      const auto length = checked_product(lengths);
       if (!length) output_overflow_ = true;
       out_.output_shape.push_back(length.value_or(0));
     }
@@ -329,7 +316,7 @@ class Checker {
 
   // §2.3 elaboration error, decided from shapes only (even when the output is empty).
   Result<bool> check_empty_fibre() {
-    if (kind_ != Reduction::mean && kind_ != Reduction::min && kind_ != Reduction::max) return true;
+    if (!reduction_info(kind_).needs_nonempty_fibre) return true;
     for (int idx : out_.reduced) {
       if (out_.axes[static_cast<std::size_t>(idx)].length != 0) continue;
       return error(Code::emptyFiber,
@@ -343,23 +330,20 @@ class Checker {
 
   // §13.6, §13.11.
   Result<bool> check_dtype() {
+    if (reduction_accepts(kind_, dtype_)) return true;
     const std::string got = std::string(dtype_name(dtype_));
-    switch (kind_) {
-      case Reduction::any:
-      case Reduction::all:
-        if (dtype_ == DType::boolean) return true;
+    switch (reduction_info(kind_).dtypes) {
+      case DTypeRule::boolean:
         return error(Code::unsupportedDtype,
                      "einops reduction " + kind_text() + " requires a Boolean tensor; got " + got, kNoColumn);
-      case Reduction::mean:
-        if (is_float(dtype_)) return true;
+      case DTypeRule::floating:
         return error(Code::unsupportedDtype,
-                     "einops reduction 'mean' needs a division ring (f32 or f64); got " + got, kNoColumn);
-      default:
-        if (dtype_ != DType::boolean) return true;
-        return error(Code::unsupportedDtype,
-                     "einops reduction " + kind_text() + " needs a numeric tensor; got bool (use any/all)",
+                     "einops reduction " + kind_text() + " needs a division ring (f32 or f64); got " + got,
                      kNoColumn);
+      case DTypeRule::numeric: break;
     }
+    return error(Code::unsupportedDtype,
+                 "einops reduction " + kind_text() + " needs a numeric tensor; got bool (use any/all)", kNoColumn);
   }
 
   // §13.4: nothing the evaluators allocate may overflow or exceed the budget.
@@ -406,24 +390,18 @@ class Checker {
 
 }  // namespace
 
-std::string_view reduction_name(Reduction r) noexcept { return kReductionNames[static_cast<std::size_t>(r)]; }
-
-std::optional<Reduction> reduction_from_name(std::string_view name) noexcept {
-  for (std::size_t i = 0; i < kReductionNames.size(); ++i) {
-    if (kReductionNames[i] == name) return static_cast<Reduction>(i);
-  }
-  return std::nullopt;
-}
-
 Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view reduction, const Shape& input,
                                    std::span<const std::pair<std::string, std::int64_t>> axis_lengths,
                                    DType dtype, const Limits& limits) {
   const std::optional<Reduction> kind = reduction_from_name(reduction);
   if (!kind) {
+    std::string expected;
+    for (const ReductionInfo& row : reduction_table()) {
+      expected += (expected.empty() ? "" : ", ") + std::string(row.name);
+    }
     return make_diagnostic(Code::unknownReduction,
-                           "unknown reduction " + quote(reduction) +
-                               " (expected one of sum, prod, mean, min, max, any, all)",
-                           kNoColumn, std::string(pattern));
+                           "unknown reduction " + quote(reduction) + " (expected one of " + expected + ")", kNoColumn,
+                           std::string(pattern));
   }
   auto parsed = parse_transform(pattern);
   if (!parsed) return std::move(parsed).error();

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 
+#include "einfuzz/core/text.hpp"
 #include "lexer.hpp"
 
 namespace einfuzz {
@@ -15,14 +16,22 @@ using detail::Token;
 /// Which duplicate-name and `_` rules apply to an expression (SEMANTICS §1.2 table).
 enum class ExprKind { einsum_operand, einsum_output, transform_side };
 
+/// A pattern's tokens and where its `->` stands.
+struct Sides {
+  std::vector<Token> tokens;
+  std::size_t arrow;  ///< index of the `->` token
+  std::span<const Token> left() const { return {tokens.data(), arrow}; }
+  std::span<const Token> right() const { return {tokens.data() + arrow + 1, tokens.size() - arrow - 1}; }
+  /// The column where the right-hand side starts (just past `->`).
+  std::size_t right_column() const { return tokens[arrow].column + 2; }
+};
+
 struct Parser {
   std::string_view text;
 
   Diagnostic error(Code code, std::string message, std::size_t column) const {
     return make_diagnostic(code, std::move(message), column, std::string(text));
   }
-
-  static std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
   Result<Atom> classify_word(const Token& t, ExprKind kind) const {
     const std::string_view w = t.text;
@@ -170,21 +179,27 @@ struct Parser {
     }
     return arrow;
   }
+
+  /// The pattern's tokens split at its one `->`: lexer and arrow errors first, as both grammars want.
+  Result<Sides> split() const {
+    auto lexed = detail::lex(text);
+    if (!lexed) return std::move(lexed).error();
+    auto arrow = find_arrow(*lexed);
+    if (!arrow) return std::move(arrow).error();
+    return Sides{std::move(*lexed), *arrow};
+  }
 };
 
 }  // namespace
 
 Result<EinsumPattern> parse_einsum(std::string_view text) {
   const Parser p{text};
-  auto lexed = detail::lex(text);
-  if (!lexed) return std::move(lexed).error();
-  const std::vector<Token>& tokens = *lexed;
-  auto arrow = p.find_arrow(tokens);
-  if (!arrow) return std::move(arrow).error();
+  auto sides = p.split();
+  if (!sides) return std::move(sides).error();
 
   EinsumPattern out;
   out.text = std::string(text);
-  const std::span<const Token> left(tokens.data(), *arrow);
+  const std::span<const Token> left = sides->left();
   std::size_t begin = 0;
   std::size_t start_column = 0;
   for (std::size_t i = 0; i <= left.size(); ++i) {
@@ -195,8 +210,7 @@ Result<EinsumPattern> parse_einsum(std::string_view text) {
     if (i < left.size()) start_column = left[i].column + 1;
     begin = i + 1;
   }
-  const std::span<const Token> right(tokens.data() + *arrow + 1, tokens.size() - *arrow - 1);
-  auto output = p.parse_expression(right, tokens[*arrow].column + 2, ExprKind::einsum_output);
+  auto output = p.parse_expression(sides->right(), sides->right_column(), ExprKind::einsum_output);
   if (!output) return std::move(output).error();
   out.output = std::move(*output);
   return out;
@@ -204,19 +218,15 @@ Result<EinsumPattern> parse_einsum(std::string_view text) {
 
 Result<TransformPattern> parse_transform(std::string_view text) {
   const Parser p{text};
-  auto lexed = detail::lex(text);
-  if (!lexed) return std::move(lexed).error();
-  const std::vector<Token>& tokens = *lexed;
-  auto arrow = p.find_arrow(tokens);
-  if (!arrow) return std::move(arrow).error();
+  auto sides = p.split();
+  if (!sides) return std::move(sides).error();
 
   TransformPattern out;
   out.text = std::string(text);
-  auto input = p.parse_expression(std::span<const Token>(tokens.data(), *arrow), 0, ExprKind::transform_side);
+  auto input = p.parse_expression(sides->left(), 0, ExprKind::transform_side);
   if (!input) return std::move(input).error();
   out.input = std::move(*input);
-  auto output = p.parse_expression(std::span<const Token>(tokens.data() + *arrow + 1, tokens.size() - *arrow - 1),
-                                   tokens[*arrow].column + 2, ExprKind::transform_side);
+  auto output = p.parse_expression(sides->right(), sides->right_column(), ExprKind::transform_side);
   if (!output) return std::move(output).error();
   out.output = std::move(*output);
   return out;

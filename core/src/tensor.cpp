@@ -5,21 +5,6 @@
 
 namespace einfuzz {
 
-std::optional<std::int64_t> checked_element_count(std::span<const std::int64_t> shape) noexcept {
-  std::int64_t count = 1;
-  bool zero = false;
-  bool overflow = false;
-  for (std::int64_t d : shape) {
-    if (d < 0) return std::nullopt;
-    if (d == 0) zero = true;
-    if (!overflow && __builtin_mul_overflow(count, d, &count)) overflow = true;
-  }
-  // A zero anywhere makes the count 0 even when an earlier partial product overflowed.
-  if (zero) return 0;
-  if (overflow) return std::nullopt;
-  return count;
-}
-
 std::string format_shape(std::span<const std::int64_t> shape) {
   if (shape.empty()) return "()";
   std::string out;

@@ -1,11 +1,14 @@
-// UTF-8 validation, character-boundary cuts and control-character escapes for untrusted text.
+// UTF-8 validation, character-boundary cuts, control-character escapes and quoting.
 #include "einfuzz/core/text.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace einfuzz {
 
 namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
 
 /// Length of the well-formed UTF-8 sequence starting at s[i], or 0 when there is none.
 std::size_t sequence_length(std::string_view s, std::size_t i) {
@@ -65,7 +68,6 @@ std::string cut_utf8(std::string_view s, std::size_t max_bytes) {
 }
 
 std::string escape_control(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
   const std::string s = valid_utf8(text);
   std::string out;
   out.reserve(s.size());
@@ -95,5 +97,43 @@ std::string escape_control(std::string_view text) {
 }
 
 std::string backend_text(std::string_view s, std::size_t max_bytes) { return escape_control(cut_utf8(s, max_bytes)); }
+
+std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string shell_quote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+std::string json_quote(std::string_view s) {
+  using Json = nlohmann::json;
+  return Json(std::string(s)).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string printable(std::string_view s, std::size_t max_length) {
+  std::string out;
+  for (char ch : s) {
+    if (out.size() >= max_length) {
+      out += "...";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f) {
+      out += ch;
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  return out;
+}
 
 }  // namespace einfuzz

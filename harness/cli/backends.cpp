@@ -6,6 +6,8 @@
 #include <memory>
 
 #include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/dtype.hpp"
+#include "einfuzz/core/reduction.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "subcommand.hpp"
 
@@ -52,8 +54,10 @@ Row reference_row() {
   r.name = "reference";
   r.version = "einfuzz reference: materialised ordered fold + multiset oracle (always run; the judge)";
   r.ops = "einsum,reduce";
-  r.dtypes = "f32,f64,i32,i64,bool";
-  r.reductions = "sum,prod,mean,min,max,any,all";
+  std::vector<std::string> dtypes;
+  for (const DTypeInfo& row : dtype_table()) dtypes.emplace_back(row.name);
+  r.dtypes = join(dtypes);
+  r.reductions = join(all_reduction_names());
   r.semantics = "ordered";
   r.nan = "ordered";
   r.factoring = "no";

@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 
+#include "einfuzz/core/rounding.hpp"
 #include "einfuzz/reference/exact.hpp"
 #include "einfuzz/reference/multiset.hpp"
 
@@ -29,7 +30,7 @@ class OverflowCertificate {
       : n_(n), digits_(fc.digits), omega_(Dyadic::of(fc.omega)), omega_double_(fc.omega) {
     growth_hi_ = n == 0 ? 1.0 : one_plus_u_pow_up(n, fc.u);
     // (1+u)^n >= 1 + n·u (Bernoulli); one step down from the rounded sum is below it.
-    growth_lo_ = n == 0 ? 1.0 : std::nextafter(1.0 + static_cast<double>(n) * fc.u, 0.0);
+    growth_lo_ = n == 0 ? 1.0 : next_down(1.0 + static_cast<double>(n) * fc.u);
   }
 
   bool below_omega(const Dyadic& x) {
@@ -39,9 +40,8 @@ class OverflowCertificate {
 
   /// The same, with x rounded up and down to doubles already (`x_up` may be +inf).
   bool below_omega(const Dyadic& x, double x_up, double x_down) {
-    constexpr double inf = std::numeric_limits<double>::infinity();
-    if (std::nextafter(x_up * growth_hi_, inf) < omega_double_) return true;
-    if (std::nextafter(x_down * growth_lo_, 0.0) >= omega_double_) return false;
+    if (mul_up(x_up, growth_hi_) < omega_double_) return true;
+    if (mul_down(x_down, growth_lo_) >= omega_double_) return false;
     if (n_ > kExactLimit) return false;
     if (!growth_) growth_ = one_plus_u_pow_exact(digits_, n_);
     return compare(x * *growth_, omega_) < 0;

@@ -37,13 +37,9 @@ inline Shape global_shape(const CheckedEinsum& e) {
 template <class T>
 std::vector<std::vector<T>> broadcast_operands(const CheckedEinsum& e, std::span<const Tensor> inputs) {
   const Shape gshape = global_shape(e);
-  // An empty global space first: its other lengths may multiply past int64 (the checker bounds the
-  // output and contraction counts, which are 0 then); without a 0 the product is within the limits.
-  const bool empty = std::find(gshape.begin(), gshape.end(), std::int64_t{0}) != gshape.end();
-  std::int64_t global_size = empty ? 0 : 1;
-  if (!empty) {
-    for (std::int64_t d : gshape) global_size *= d;
-  }
+  // An empty global space's other lengths may multiply past int64 (the checker bounds the output
+  // and contraction counts, which are 0 then): element_count decides 0 before multiplying.
+  const std::int64_t global_size = element_count(gshape);
   std::vector<std::vector<T>> out(e.operands.size());
   for (std::size_t k = 0; k < e.operands.size(); ++k) {
     const CheckedOperand& op = e.operands[k];

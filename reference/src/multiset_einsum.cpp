@@ -7,6 +7,7 @@
 
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
+#include "einfuzz/core/rounding.hpp"
 #include "exact_bounds.hpp"
 #include "exact_sum.hpp"
 #include "materialise.hpp"
@@ -15,21 +16,18 @@ namespace einfuzz::reference {
 
 template <class T>
 FormatConstants format_constants() {
-  using L = std::numeric_limits<T>;
+  // The parameters come from the dtype table (core/dtype.hpp); everything else is derived.
+  const FloatFormat f = *dtype_info(dtype_of_v<T>).format;
   // η = 2^-1075 for f64 is not a double (ldexp would round it to 0): round it up to 2^-1074.
-  const double eta = std::max(std::ldexp(1.0, L::min_exponent - L::digits - 1),
-                              std::numeric_limits<double>::denorm_min());
-  return {std::ldexp(1.0, -L::digits), eta, static_cast<double>(L::max()), L::digits, L::min_exponent - 1,
-          L::min_exponent - 1 - L::digits};
+  const double eta = std::max(std::ldexp(1.0, f.min_exponent - f.digits), std::numeric_limits<double>::denorm_min());
+  // Ω = (2 − 2^(1−p)) · 2^emax, exact in a double for every format up to f64.
+  const double omega = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.digits), f.max_exponent);
+  return {std::ldexp(1.0, -f.digits), eta, omega, f.digits, f.min_exponent, f.min_exponent - f.digits};
 }
 template FormatConstants format_constants<float>();
 template FormatConstants format_constants<double>();
 
 namespace {
-
-double up(double x) { return std::nextafter(x, std::numeric_limits<double>::infinity()); }
-double down(double x) { return std::nextafter(x, -std::numeric_limits<double>::infinity()); }
-double mul_up(double a, double b) { return up(a * b); }  // a, b > 0 (the bound's constant factors)
 
 int bit_length(u128 m) {
   const auto hi = static_cast<std::uint64_t>(m >> 64);
@@ -53,12 +51,12 @@ double gamma_up(std::int64_t n, double u) {
   if (n <= 0) return 0;
   const double nu = static_cast<double>(n) * u;  // exact: n < 2^53 and u a power of two
   if (nu >= 1) return std::numeric_limits<double>::infinity();
-  return up(nu / down(1 - nu));
+  return next_up(nu / next_down(1 - nu));
 }
 
 double one_plus_u_pow_up(std::int64_t n, double u) {
   // (1 + u)^n <= exp(n·u); glibc's exp is within one ulp, two steps up make it an upper bound.
-  return up(up(std::exp(static_cast<double>(n) * u)));
+  return next_up(next_up(std::exp(static_cast<double>(n) * u)));
 }
 
 namespace {

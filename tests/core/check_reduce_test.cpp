@@ -54,6 +54,27 @@ TEST(CheckReduce, ReductionNamesRoundTrip) {
   EXPECT_FALSE(reduction_from_name("").has_value());
 }
 
+TEST(CheckReduce, TheReductionTableIsWhatTheCheckerDoes) {
+  const DType all[] = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
+  ASSERT_EQ(reduction_table().size(), 7u);
+  EXPECT_EQ(all_reduction_names(), (std::vector<std::string>{"sum", "prod", "mean", "min", "max", "any", "all"}));
+  for (const ReductionInfo& row : reduction_table()) {
+    EXPECT_EQ(&reduction_info(row.kind), &row);
+    EXPECT_EQ(reduction_name(row.kind), row.name);
+    for (DType dtype : all) {
+      EXPECT_EQ(check_reduce("a b -> a", row.name, {2, 2}, {}, dtype).ok(), reduction_accepts(row.kind, dtype))
+          << row.name << " " << dtype_name(dtype);
+    }
+    const DType accepted = row.dtypes == DTypeRule::boolean ? DType::boolean : DType::f64;
+    const auto empty = check_reduce("a b -> a", row.name, {2, 0}, {}, accepted);
+    EXPECT_EQ(!empty.ok() && empty.error().code == Code::emptyFiber, row.needs_nonempty_fibre) << row.name;
+    // The logical kinds have no vector-Jacobian product; the arithmetic ones do.
+    EXPECT_EQ(row.differentiable, row.dtypes != DTypeRule::boolean) << row.name;
+  }
+  EXPECT_NE(fails("a -> ", {2}, {}, "median").message.find("(expected one of sum, prod, mean, min, max, any, all)"),
+            std::string::npos);
+}
+
 TEST(CheckReduce, CompositeInputWithSuppliedLength) {
   const auto r = ok("(a b) c -> a c", {4, 2}, {{"b", 2}});
   EXPECT_EQ(names(r, {0, 1, 2}), (std::vector<std::string>{"a", "b", "c"}));

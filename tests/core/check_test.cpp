@@ -1,7 +1,12 @@
-// Checker: axis bookkeeping (§3–§5), diagnostic precedence (§2.2) and the size limits (§13.4).
+// Checker: axis bookkeeping (§3–§5), diagnostic precedence (§2.2), the size limits (§13.4) and the dtype table.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/dtype.hpp"
 
 namespace einfuzz {
 namespace {
@@ -169,6 +174,35 @@ TEST(CheckRoles, ABroadcastOccurrenceStillCountsItsOperand) {
   EXPECT_EQ(role(ellipsis, "...0"), AxisRole::free);
   EXPECT_EQ(role(ellipsis, "...1"), AxisRole::batch);
   EXPECT_EQ(role(ellipsis, "i"), AxisRole::contracted);
+}
+
+}  // namespace
+}  // namespace einfuzz
+
+namespace einfuzz {
+namespace {
+
+// The dtype table against the C++ types: the oracle derives u, η and Ω from these rows.
+TEST(DTypeTable, RowsAreTheTypesAndTheirFormats) {
+  for (const DTypeInfo& row : dtype_table()) {
+    EXPECT_EQ(dtype_from_name(row.name), row.dtype);
+    EXPECT_EQ(&dtype_info(row.dtype), &row);
+    visit_dtype(row.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      using L = std::numeric_limits<T>;
+      EXPECT_EQ(row.size, sizeof(T)) << row.name;
+      ASSERT_EQ(row.format.has_value(), std::is_floating_point_v<T>) << row.name;
+      if constexpr (std::is_floating_point_v<T>) {
+        const FloatFormat f = *row.format;
+        EXPECT_EQ(std::ldexp(1.0, -f.digits), static_cast<double>(L::epsilon()) / 2) << row.name;  // u
+        EXPECT_EQ(std::ldexp(1.0, f.min_exponent), static_cast<double>(L::min())) << row.name;
+        EXPECT_EQ(std::ldexp(2.0 - std::ldexp(1.0, 1 - f.digits), f.max_exponent), static_cast<double>(L::max()))
+            << row.name;  // Ω
+      }
+    });
+  }
+  EXPECT_EQ(dtype_name(static_cast<DType>(99)), "?");  // a value off the wire is named, not a crash
+  EXPECT_EQ(dtype_size(static_cast<DType>(99)), 0u);
 }
 
 }  // namespace

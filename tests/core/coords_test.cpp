@@ -54,6 +54,17 @@ TEST(Coords, OperandStridesAddUpOnADiagonalAndAreZeroWhereBroadcast) {
   EXPECT_EQ(storage_offset(s[1], {2, 1}), 1);
 }
 
+TEST(Coords, AnEmptyOperandsStridesDoNotOverflow) {
+  // Accepted: the output and contraction counts are 0 and 2^40; the operand's lengths beside its 0
+  // multiply to 2^80, which signed strides overflowed (UBSan).
+  const std::int64_t big = std::int64_t{1} << 40;
+  auto e = check_einsum("a b c -> a b", std::vector<Shape>{{0, big, big}});
+  ASSERT_TRUE(e.ok()) << render(e.error());
+  const auto s = operand_strides(*e);
+  EXPECT_EQ(s[0][static_cast<std::size_t>(e->operands[0].axes[2])], 1);
+  EXPECT_EQ(s[0][static_cast<std::size_t>(e->operands[0].axes[1])], big);
+}
+
 TEST(Coords, ElementaryStridesAreRowMajorInsideAGroup) {
   // (a b) c on [6, 4] with a = 2: a strides 3·4, b 4, c 1.
   const std::vector<std::pair<std::string, std::int64_t>> lengths = {{"a", 2}};

@@ -1,4 +1,4 @@
-// Untrusted text (valid_utf8, cut_utf8, escape_control), the atomic file write, and reading case
+// Untrusted text (valid_utf8, cut_utf8, escape_control, quoting, printable), the atomic file write, and reading case
 // files whose values are packed during parsing (issue 11, "Campaigns that survive anything").
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -55,6 +55,18 @@ TEST(Text, EscapeControlWritesControlCharactersOut) {
   EXPECT_EQ(escape_control("\x7f"), "\\x7f");
   EXPECT_EQ(escape_control("\xc2\x9b" "31m"), "\\x9b31m");  // C1 CSI
   EXPECT_EQ(escape_control("caf\xc3\xa9 \xff"), "caf\xc3\xa9 \xef\xbf\xbd");
+}
+
+TEST(Text, QuotingForDiagnosticsJsonAndMessages) {
+  EXPECT_EQ(quote("a b -> a"), "'a b -> a'");
+  EXPECT_EQ(json_quote("say \"hi\"\n"), "\"say \\\"hi\\\"\\n\"");
+  EXPECT_EQ(json_quote("\xff"), "\"\xef\xbf\xbd\"");  // not UTF-8: U+FFFD, no exception
+  EXPECT_EQ(printable("ok\x01\xc3\xa9"), "ok\\x01\\xc3\\xa9");
+  // The cut happens once the output holds max_length bytes; the escape before it may run over.
+  EXPECT_EQ(printable("abcdef", 3), "abc...");
+  EXPECT_EQ(printable("ab\x01z", 3), "ab\\x01...");
+  EXPECT_EQ(printable("abc", 3), "abc");
+  EXPECT_EQ(printable(std::string(250, 'x')), std::string(200, 'x') + "...");  // default 200
 }
 
 class AtomicWrite : public ::testing::Test {

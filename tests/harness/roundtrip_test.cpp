@@ -19,10 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/core/text.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using einfuzz::shell_quote;
 
 struct Ran {
   int status = -1;
@@ -34,12 +37,6 @@ std::string slurp(const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 /// A scratch directory holding `build/einfuzz` (a link to the CLI under test), so that printed
@@ -60,8 +57,8 @@ class Workdir {
   /// Runs `command` with /bin/sh in this directory.
   Ran sh(const std::string& command) const {
     const fs::path out = dir_ / ".out", err = dir_ / ".err";
-    const std::string line = "cd " + quote(dir_.string()) + " && " + command + " >" + quote(out.string()) + " 2>" +
-                             quote(err.string());
+    const std::string line = "cd " + shell_quote(dir_.string()) + " && " + command + " >" + shell_quote(out.string()) + " 2>" +
+                             shell_quote(err.string());
     const int raw = std::system(line.c_str());
     Ran r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
@@ -117,7 +114,7 @@ TEST_P(RoundTrip, EveryCommandPrintedByFuzzReplayAndShrinkReproducesItsVerdict) 
   const std::string spec = "plugin:" + plugin(GetParam());
   // Non-default verdict-deciding options, so a command that drops one would be caught.
   const std::string options = " --shuffle-seed 5 --tile 4 --threads 2 --tasks 3 --strict-signed-zero";
-  const Ran fuzz = w.sh("build/einfuzz fuzz --backend " + quote(spec + ",shuffle") +
+  const Ran fuzz = w.sh("build/einfuzz fuzz --backend " + shell_quote(spec + ",shuffle") +
                         " --cases 300 --seed 11 --shrink-limit 3 --max-shrink-attempts 500 --corpus found"
                         " --report report.json" + options);
   ASSERT_EQ(fuzz.status, 1) << fuzz.out << fuzz.err;
@@ -148,7 +145,7 @@ TEST_P(RoundTrip, EveryCommandPrintedByFuzzReplayAndShrinkReproducesItsVerdict) 
 
   // replay: every stored finding fails on the planted plugin; each printed command reproduces all
   // backends' labels of its entry.
-  const Ran replay = w.sh("build/einfuzz replay found --backend " + quote(spec + ",shuffle") + " --json replay.json" + options);
+  const Ran replay = w.sh("build/einfuzz replay found --backend " + shell_quote(spec + ",shuffle") + " --json replay.json" + options);
   ASSERT_EQ(replay.status, 1) << replay.out << replay.err;
   const json rj = json::parse(slurp(w.path() / "replay.json"));
   const auto replay_lines = reproduce_lines(replay.out);
@@ -172,8 +169,8 @@ TEST_P(RoundTrip, EveryCommandPrintedByFuzzReplayAndShrinkReproducesItsVerdict) 
   int n = 0;
   for (const json& f : report["findings"]) {
     const std::string out = "small-" + std::to_string(n++) + ".case.json";
-    const Ran shrink = w.sh("build/einfuzz shrink " + quote(f["case_file"]) + " --backend " +
-                            quote(f["backend"]) + " --out " + out + options);
+    const Ran shrink = w.sh("build/einfuzz shrink " + shell_quote(f["case_file"].get<std::string>()) + " --backend " +
+                            shell_quote(f["backend"].get<std::string>()) + " --out " + out + options);
     ASSERT_EQ(shrink.status, 0) << shrink.err;
     const auto lines = reproduce_lines(shrink.err);
     ASSERT_EQ(lines.size(), 1u) << shrink.err;
@@ -201,8 +198,8 @@ INSTANTIATE_TEST_SUITE_P(PlantedPlugins, RoundTrip,
 
 TEST(RoundTripCheck, EveryVerdictDecidingOptionTravelsWithTheCommand) {
   const Workdir w("check");
-  const std::string matmul = quote(std::string(EINFUZZ_SOURCE_DIR) + "/tests/cli/matmul.case.json");
-  const std::string backends = " --backend " + quote("fused,shuffle,plugin:" + plugin("dropped-term"));
+  const std::string matmul = shell_quote(std::string(EINFUZZ_SOURCE_DIR) + "/tests/cli/matmul.case.json");
+  const std::string backends = " --backend " + shell_quote("fused,shuffle,plugin:" + plugin("dropped-term"));
   struct Row {
     std::string args;      // given to check
     std::string appears;   // must appear in the printed command
@@ -261,8 +258,8 @@ TEST(RoundTripArtifacts, ConvertedSeedsReproduceTheTargetsVerdicts) {
     for (const auto& seed : fs::directory_iterator(fs::path(EINFUZZ_SOURCE_DIR) / "fuzz" / "seeds" / target)) {
       // The planted plugin too: a failing verdict must come back from the command as well.
       const std::string out = "artifact-" + std::to_string(converted++) + ".case.json";
-      const Ran conv = w.sh(quote(EINFUZZ_ARTIFACT_TO_CASE) + " --target " + target + " -o " + out + " --backend " +
-                            quote("plugin:" + plugin("seeded-accumulator")) + " " + quote(seed.path().string()));
+      const Ran conv = w.sh(shell_quote(EINFUZZ_ARTIFACT_TO_CASE) + " --target " + target + " -o " + out + " --backend " +
+                            shell_quote("plugin:" + plugin("seeded-accumulator")) + " " + shell_quote(seed.path().string()));
       if (conv.status == 1 && conv.err.find("skips it") != std::string::npos) continue;  // no values to write
       ASSERT_EQ(conv.status, 0) << seed.path() << "\n" << conv.err;
       std::map<std::string, std::string> want;

@@ -11,6 +11,7 @@
 
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/text.hpp"
 #include "einfuzz/harness/check_command.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)

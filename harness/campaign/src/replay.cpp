@@ -12,7 +12,6 @@
 
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
-#include "einfuzz/harness/check_command.hpp"
 #include "case_files.hpp"
 
 namespace einfuzz {

@@ -46,11 +46,7 @@ struct Label {
   std::int64_t length;
 };
 
-std::int64_t operand_elements(const Shape& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
-  return n;
-}
+std::int64_t operand_elements(const Shape& shape) { return element_count(shape); }
 
 }  // namespace
 

@@ -15,13 +15,13 @@ void shuffle(ChoiceSource& s, std::vector<T>& v) {
   for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[s.choose(i)]);
 }
 
+/// The dtypes the reduction table accepts for `kind`, in the generator's order of preference.
 std::vector<DType> valid_dtypes(Reduction kind) {
-  switch (kind) {
-    case Reduction::any:
-    case Reduction::all: return {DType::boolean};
-    case Reduction::mean: return {DType::f64, DType::f32};
-    default: return {DType::f64, DType::f32, DType::i64, DType::i32};
+  std::vector<DType> out;
+  for (DType d : {DType::f64, DType::f32, DType::i64, DType::i32, DType::boolean}) {
+    if (reduction_accepts(kind, d)) out.push_back(d);
   }
+  return out;
 }
 
 /// One left-hand token: a named axis, an anonymous factor, or the ellipsis (several dimensions).
@@ -119,12 +119,12 @@ std::string join(const std::vector<std::string>& items) {
 Case generate_reduce(ChoiceSource& s, const ReduceGenOptions& o) {
   Case c;
   c.op = Op::reduce;
-  const Reduction kind = o.kind ? *o.kind : static_cast<Reduction>(s.choose(7));
+  const Reduction kind = o.kind ? *o.kind : static_cast<Reduction>(s.choose(reduction_table().size()));
   c.reduction = std::string(reduction_name(kind));
   const std::vector<DType> dtypes = valid_dtypes(kind);
   c.dtype = o.dtype ? *o.dtype : dtypes[s.choose(dtypes.size())];
   // mean/min/max need nonempty fibres: their reduced axes never get length 0.
-  const bool nonempty = kind == Reduction::mean || kind == Reduction::min || kind == Reduction::max;
+  const bool nonempty = reduction_info(kind).needs_nonempty_fibre;
 
   std::vector<const char*> pool(kNames.begin(), kNames.end());
   shuffle(s, pool);

@@ -191,7 +191,8 @@ Result<std::string> xtensor_reduce(const CheckedReduce& r) {
     s += "  const std::size_t n = " + std::to_string(r.fibre_size) + ";\n";
     s += "  for (std::size_t q = 0; q < out.size(); ++q) {\n"
          "    const auto fibre = xt::adapt(fibres.data() + q * n, n, xt::no_ownership(), std::vector<std::size_t>{n});\n";
-    s += std::string("    out[q] = xt::") + (r.kind == Reduction::any ? "any" : "all") + "(fibre) ? 1 : 0;\n  }\n";
+    // xtensor's any/all/sum/prod carry the reductions' own names.
+    s += "    out[q] = xt::" + std::string(reduction_name(r.kind)) + "(fibre) ? 1 : 0;\n  }\n";
     return s;
   }
   s += "  const std::vector<std::size_t> perm = " + c_list(rank_permutation(kept)) + ";\n";
@@ -199,7 +200,7 @@ Result<std::string> xtensor_reduce(const CheckedReduce& r) {
     case Reduction::sum:
     case Reduction::prod:
       s += "  auto dst = xt::adapt(reinterpret_cast<A*>(out.data()), out.size(), xt::no_ownership(), out_shape);\n";
-      s += std::string("  const xt::xarray<A> s = xt::") + (r.kind == Reduction::sum ? "sum" : "prod") +
+      s += "  const xt::xarray<A> s = xt::" + std::string(reduction_name(r.kind)) +
            "(xt::adapt(reinterpret_cast<const A*>(in0.data()), in0.size(), xt::no_ownership(), elementary), reduced);\n";
       s += "  dst = xt::transpose(s, perm);\n";
       break;

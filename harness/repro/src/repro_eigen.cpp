@@ -24,11 +24,7 @@ class EigenChain {
 
   Part fresh(std::vector<int> axes, std::vector<long> dims) { return {"p" + std::to_string(next_++), std::move(axes), std::move(dims)}; }
 
-  static long count(const std::vector<long>& dims) {
-    long n = 1;
-    for (long d : dims) n *= d;
-    return n;
-  }
+  static long count(const std::vector<long>& dims) { return element_count(dims); }
 
   static long length_of(const Part& p, const std::vector<int>& axes) {
     long n = 1;
@@ -282,8 +278,7 @@ Result<std::string> eigen_reduce(const CheckedReduce& r) {
   if (r.kind == Reduction::any || r.kind == Reduction::all) {
     s += "  const " + map2 + "std::uint8_t, 2, Eigen::RowMajor>> in(" + data + ", " + std::to_string(rows) + ", " +
          std::to_string(cols) + ");\n";
-    s += std::string("  Eigen::Tensor<bool, 1, Eigen::RowMajor> result = in.") +
-         (r.kind == Reduction::any ? "any" : "all") + "(dim);\n";
+    s += "  Eigen::Tensor<bool, 1, Eigen::RowMajor> result = in." + std::string(reduction_name(r.kind)) + "(dim);\n";
     s += "  for (Index i = 0; i < " + std::to_string(nk) + "; ++i) out[static_cast<std::size_t>(i)] = result(i) ? 1 : 0;\n";
     return s;
   }

@@ -13,11 +13,11 @@
 
 #include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/plugin.hpp"
+#include "einfuzz/core/text.hpp"
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/backends/torch.hpp"
 #include "einfuzz/backends/xtensor.hpp"
-#include "einfuzz/harness/check_command.hpp"
 
 extern char** environ;
 

@@ -5,23 +5,12 @@
 
 #include <ostream>
 
+#include "einfuzz/core/text.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/values.hpp"
 
 namespace einfuzz {
-
-std::string shell_quote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 Result<std::vector<Shape>> parse_shapes(std::string_view text, const Limits& limits) {
   std::vector<Shape> shapes;

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "einfuzz/harness/check_command.hpp"
+#include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
 namespace {

@@ -1,4 +1,5 @@
 // The run boundary: reference first, then every backend, each judged; backend faults become verdicts.
+#include "einfuzz/core/reduction.hpp"
 #include "einfuzz/harness/run.hpp"
 
 #include <exception>

@@ -21,9 +21,10 @@ namespace detail {
 Shape layout_shape(const AxisLayout& layout) {
   Shape shape;
   for (const AxisDim& dim : layout) {
-    std::int64_t n = 1;
-    for (const auto& [axis, length] : dim) n *= length;
-    shape.push_back(n);
+    // A dimension of length 0 may have members that multiply past int64 beside the 0.
+    std::vector<std::int64_t> lengths;
+    for (const auto& [axis, length] : dim) lengths.push_back(length);
+    shape.push_back(element_count(lengths));
   }
   return shape;
 }

@@ -14,16 +14,10 @@
 #include "einfuzz/core/dtype.hpp"
 #include "einfuzz/core/limits.hpp"
 #include "einfuzz/core/pattern.hpp"
+#include "einfuzz/core/reduction.hpp"
 #include "einfuzz/core/tensor.hpp"
 
 namespace einfuzz {
-
-/// The seven built-in reductions (SEMANTICS §8.3).
-enum class Reduction { sum, prod, mean, min, max, any, all };
-
-/// "sum", "prod", "mean", "min", "max", "any", "all".
-std::string_view reduction_name(Reduction r) noexcept;
-std::optional<Reduction> reduction_from_name(std::string_view name) noexcept;
 
 /// One elementary axis of the input (a named axis, an anonymous factor, or one ellipsis dimension).
 struct ElementaryAxis {
@@ -48,9 +42,10 @@ struct CheckedReduce {
 
 /// Checks in this order: `unknownReduction` (the kind's name), parse errors, then SEMANTICS §2.3
 /// (invalidEllipsis, rankMismatch, axisMismatch, duplicateAxisLength, unusedAxisLength,
-/// dimensionMismatch / cannotInferAxis per input dimension), then `emptyFiber` for mean/min/max
-/// (decided from shapes only), then `unsupportedDtype` (mean on integers or bool, any/all on
-/// non-bool, sum/prod/min/max on bool), then the size limits (`sizeLimitExceeded`).
+/// dimensionMismatch / cannotInferAxis per input dimension), then `emptyFiber` for the kinds that
+/// need a non-empty fibre (mean/min/max, decided from shapes only), then `unsupportedDtype` (the
+/// kind's DTypeRule: mean on integers or bool, any/all on non-bool, sum/prod/min/max on bool), then
+/// the size limits (`sizeLimitExceeded`).
 Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view reduction, const Shape& input,
                                    std::span<const std::pair<std::string, std::int64_t>> axis_lengths,
                                    DType dtype, const Limits& limits = {});

@@ -51,11 +51,13 @@ void for_each_coord(const std::vector<int>& axes, const Shape& lengths, std::vec
 inline std::vector<std::vector<std::int64_t>> operand_strides(const CheckedEinsum& e) {
   std::vector<std::vector<std::int64_t>> strides;
   for (const CheckedOperand& op : e.operands) {
+    // In unsigned arithmetic, as elementary_strides: an empty operand's other lengths may multiply
+    // past int64 (the checker bounds only the output and contraction counts); nothing is read then.
     std::vector<std::int64_t> s(e.axes.size(), 0);
-    std::int64_t step = 1;
+    std::uint64_t step = 1;
     for (std::size_t d = op.shape.size(); d-- > 0;) {
-      if (op.shape[d] != 1) s[static_cast<std::size_t>(op.axes[d])] += step;
-      step *= op.shape[d];
+      if (op.shape[d] != 1) s[static_cast<std::size_t>(op.axes[d])] += static_cast<std::int64_t>(step);
+      step *= static_cast<std::uint64_t>(op.shape[d]);
     }
     strides.push_back(std::move(s));
   }

@@ -4,12 +4,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace einfuzz {
 
 /// The element type shared by all operands of one case. `boolean` exists only for `any`/`all`.
 enum class DType { f32, f64, i32, i64, boolean };
+
+/// The parameters of a binary floating-point format that the oracle's bounds use (ORACLE.md §2):
+/// u = 2^-digits, η = 2^(min_exponent − digits), Ω = (2 − 2^(1 − digits)) · 2^max_exponent.
+struct FloatFormat {
+  int digits;        ///< p: significand bits, the hidden bit included
+  int min_exponent;  ///< emin: the smallest normal is 2^emin
+  int max_exponent;  ///< emax: the largest finite value is just below 2^(emax + 1)
+};
+
+/// One row of the dtype table: adding a dtype is one row here plus its evaluators.
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name;              ///< the spelling in case files, the CLI and the wire
+  std::size_t size;                   ///< bytes per element (bool: one byte, 0 or 1)
+  std::optional<FloatFormat> format;  ///< floating dtypes only; integers and bool have none
+};
+
+/// The table, one row per dtype in enum order.
+std::span<const DTypeInfo> dtype_table() noexcept;
+const DTypeInfo& dtype_info(DType dtype) noexcept;
 
 /// "f32", "f64", "i32", "i64", "bool".
 std::string_view dtype_name(DType dtype) noexcept;
@@ -31,7 +52,7 @@ template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
 /// Calls `fn(T{})` with the C++ element type of `dtype` (float, double, int32_t, int64_t, Bool8).
 template <class Fn>
-decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
+constexpr decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
     case DType::f32: return fn(float{});
     case DType::f64: return fn(double{});

@@ -9,14 +9,18 @@
 #include <vector>
 
 #include "einfuzz/core/dtype.hpp"
+#include "einfuzz/core/shape_math.hpp"
 
 namespace einfuzz {
 
 /// Axis lengths; every entry >= 0. A rank-0 shape `{}` holds exactly one element.
 using Shape = std::vector<std::int64_t>;
 
-/// Product of the lengths, or nullopt when a length is negative or the product overflows int64.
-std::optional<std::int64_t> checked_element_count(std::span<const std::int64_t> shape) noexcept;
+/// The element count of `shape` (checked_product): 0 when a length is 0, whatever the others;
+/// nullopt when a length is negative or the count overflows int64.
+inline std::optional<std::int64_t> checked_element_count(std::span<const std::int64_t> shape) noexcept {
+  return checked_product(shape);
+}
 
 /// "2x3", "()" for rank 0, "2x0x5" — the CLI's shape notation.
 std::string format_shape(std::span<const std::int64_t> shape);

@@ -1,5 +1,5 @@
-// Text that came from outside (patterns, backend messages, plugin names, file names) made safe to
-// print, to put into JSON or XML, and to cut, without ever splitting a UTF-8 character.
+// Text made safe to print, quote or cut: text that came from outside (patterns, backend messages,
+// plugin names, file names) for terminals, JSON and shells, without ever splitting a UTF-8 character.
 #pragma once
 
 #include <cstddef>
@@ -23,5 +23,20 @@ std::string escape_control(std::string_view s);
 
 /// What an untrusted text may carry across the harness boundary: escape_control(cut_utf8(s, max)).
 std::string backend_text(std::string_view s, std::size_t max_bytes = 2000);
+
+/// `s` between single quotes, as diagnostics quote the input they name ('a b -> a'); nothing is
+/// escaped (the diagnostic's column points into the same text).
+std::string quote(std::string_view s);
+
+/// Single-quotes `s` for a POSIX shell: 'it'\''s' (a quote closes, is escaped, and reopens).
+std::string shell_quote(std::string_view s);
+
+/// `s` as a JSON string literal; bytes that are not UTF-8 become U+FFFD instead of an exception.
+std::string json_quote(std::string_view s);
+
+/// Printable ASCII, for messages that quote raw bytes: every byte outside 0x20..0x7e written as
+/// \xNN; once the output holds `max_length` bytes the rest is cut and "..." appended (the last
+/// escape may run 3 bytes over).
+std::string printable(std::string_view s, std::size_t max_length = 200);
 
 }  // namespace einfuzz

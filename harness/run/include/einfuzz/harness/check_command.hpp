@@ -38,7 +38,4 @@ Result<std::pair<std::string, std::int64_t>> parse_axis_length(std::string_view 
 /// Runs the command; returns the exit status (0 all agree, 1 a mismatch, 2 bad input).
 int run_check_command(const CheckCommand& command, std::ostream& out, std::ostream& err);
 
-/// Single-quotes `s` for a POSIX shell.
-std::string shell_quote(std::string_view s);
-
 }  // namespace einfuzz
