@@ -6,12 +6,19 @@
 
 namespace einfuzz {
 
-Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version) {
+Evaluates standard_evaluates() {
+  return {{DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean},
+          {Reduction::sum, Reduction::prod, Reduction::mean, Reduction::min, Reduction::max, Reduction::any,
+           Reduction::all}};
+}
+
+Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version,
+                               const Evaluates& evaluates) {
   Capabilities caps;
   caps.ops = {Op::einsum, Op::reduce};
-  caps.dtypes.clear();
-  for (const DTypeInfo& row : dtype_table()) caps.dtypes.push_back(row.dtype);
-  caps.reductions = all_reduction_names();
+  caps.dtypes = evaluates.dtypes;
+  caps.reductions.clear();
+  for (const Reduction r : evaluates.reductions) caps.reductions.emplace_back(reduction_name(r));
   caps.semantics = semantics;
   caps.nan_profile = nan_profile;
   caps.factoring = factoring;

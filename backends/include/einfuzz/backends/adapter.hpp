@@ -8,18 +8,33 @@
 #include <string_view>
 #include <type_traits>
 #include <variant>
+#include <vector>
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/core/dtype.hpp"
 #include "einfuzz/core/limits.hpp"
 
 namespace einfuzz {
 
-/// Capabilities of a backend that runs einsum and reduce on every dtype and every reduction kind,
-/// judged as `semantics` / `nan_profile` say (`strided_inputs` stays false).
-Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version);
+/// The dtypes and reduction kinds an adapter evaluates, spelled out: a row added to core's dtype or
+/// reduction table is not claimed by any backend until its adapter implements it and a capability test
+/// against the library shows it (tests/backends/declared_capabilities_test.cpp).
+struct Evaluates {
+  std::vector<DType> dtypes;
+  std::vector<Reduction> reductions;
+};
+
+/// f32, f64, i32, i64, bool and sum, prod, mean, min, max, any, all: what every built-in in-process
+/// adapter evaluates (fused, shuffle, eigen, xtensor, torch).
+Evaluates standard_evaluates();
+
+/// Capabilities of a backend that runs einsum and reduce on `evaluates`, judged as `semantics` /
+/// `nan_profile` say (`strided_inputs` stays false).
+Capabilities full_capabilities(Semantics semantics, NanProfile nan_profile, bool factoring, std::string version,
+                               const Evaluates& evaluates = standard_evaluates());
 
 /// A checker diagnostic as the backend's own rejection: its code's name and its message.
 Rejected rejected(const Diagnostic& d);
