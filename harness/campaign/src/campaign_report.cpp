@@ -50,7 +50,9 @@ std::string xml_escape(std::string_view text) {
 
 void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, std::ostream& out) {
   out << "einfuzz fuzz: " << r.cases << " cases in " << fixed(r.seconds, 1) << " s (" << fixed(r.cases_per_second(), 1)
-      << " cases/s), seed " << o.seed << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs")
+      << " cases/s), seed " << o.seed
+      << (o.shards > 1 ? ", shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) : std::string()) << ", "
+      << o.jobs << (o.jobs == 1 ? " job" : " jobs")
       << (r.stopped_by_signal ? ", stopped by signal " + std::to_string(r.stopped_by_signal) : std::string()) << "\n\n";
   std::vector<std::size_t> columns;  // verdict kinds seen at least once
   for (std::size_t k = 0; k < kVerdictKinds; ++k) {
@@ -126,6 +128,8 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["generator"] = std::string(kGeneratorVersion);
   j["seed"] = o.seed;
   j["jobs"] = o.jobs;
+  // Which cases ran: those i ≡ index (mod count); {0, 1} unsharded (`einfuzz merge` reads it).
+  j["shard"] = {{"index", o.shard}, {"count", o.shards}};
   j["cases"] = r.cases;
   j["seconds"] = r.seconds;
   j["cases_per_second"] = r.cases_per_second();

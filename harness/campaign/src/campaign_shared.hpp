@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "einfuzz/core/atomic_write.hpp"
@@ -137,6 +138,14 @@ class Shared {
     for (std::size_t i : pending_messages_) out.push_back(findings_[i]);
     pending_messages_.clear();
     return out;
+  }
+
+  /// The groups so far: {new, known} (the progress line shows them).
+  std::pair<std::size_t, std::size_t> group_counts() {
+    std::lock_guard lock(mutex_);
+    const auto known = static_cast<std::size_t>(
+        std::count_if(findings_.begin(), findings_.end(), [](const Finding& f) { return f.known; }));
+    return {findings_.size() - known, known};
   }
 
   std::vector<Finding> findings() {
