@@ -180,6 +180,12 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
                            {"detail", f.detail},
                            {"shrink_steps", f.shrink_steps},
                            {"stored", !f.known && f.store_error.empty() && o.store}});
+    // Which pre-shrink signatures the count came from (what `einfuzz merge` regroups shards by).
+    nlohmann::ordered_json shares = nlohmann::ordered_json::array();
+    for (const PreShrinkShare& p : f.pre_shrink) {
+      shares.push_back({{"signature", p.signature}, {"first_case", p.first_case}, {"count", p.count}});
+    }
+    j["groups"].back()["pre_shrink"] = std::move(shares);
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <map>
 #include <set>
@@ -74,6 +75,14 @@ Result<Finding> read_group(const Json& g, const std::filesystem::path& file) {
       if (b.is_string()) f.backends.push_back(b.get<std::string>());
     }
   }
+  if (g.contains("pre_shrink") && g["pre_shrink"].is_array()) {
+    for (const Json& p : g["pre_shrink"]) {
+      if (!p.is_object() || !p.contains("signature") || !p["signature"].is_string()) {
+        return not_a_report(file, "a pre_shrink entry without a signature");
+      }
+      f.pre_shrink.push_back({p["signature"].get<std::string>(), count_of(p, "first_case"), count_of(p, "count")});
+    }
+  }
   f.shrunk.op = text_of(g, "op") == "reduce" ? Op::reduce : Op::einsum;
   if (auto dtype = dtype_from_name(text_of(g, "dtype"))) f.shrunk.dtype = *dtype;
   // The verdict's kind is its label's name before any "(…)" detail the label adds.
@@ -85,6 +94,94 @@ Result<Finding> read_group(const Json& g, const std::filesystem::path& file) {
   return f;
 }
 
+/// One report's group, before the merge.
+struct SourceGroup {
+  Finding group;
+  std::filesystem::path report_dir;
+};
+
+/// The merged groups of `sources`, into m.result.findings and m.report_dirs. Each shard shrank its
+/// own first failure of a pre-shrink signature, which may give another group than the case an
+/// unsharded campaign would have shrunk (its first failure of that signature over all shards). So
+/// a pre-shrink signature's failures go to the group of its earliest shrunk case over all reports,
+/// as in one unsharded campaign; a group left holding none is dropped. Groups of reports without
+/// `pre_shrink` entries are merged by their signature alone.
+void regroup(std::vector<SourceGroup>& sources, MergedCampaign& m) {
+  std::map<std::string, std::pair<std::uint64_t, std::string>> owner;  // pre-shrink → (first case, group)
+  for (const SourceGroup& s : sources) {
+    for (const PreShrinkShare& p : s.group.pre_shrink) {
+      const auto [it, added] = owner.emplace(p.signature, std::pair{p.first_case, s.group.signature});
+      if (!added && p.first_case < it->second.first) it->second = {p.first_case, s.group.signature};
+    }
+  }
+  std::vector<Finding>& out = m.result.findings;
+  std::map<std::string, std::size_t> by_signature;
+  std::vector<bool> holds;               // the group holds failures (owned shares, or a share-less source)
+  std::vector<std::uint64_t> rep_case;   // the case index of the source it was taken from
+  for (SourceGroup& s : sources) {
+    const Finding& f = s.group;
+    auto [it, added] = by_signature.emplace(f.signature, out.size());
+    if (added) {
+      out.push_back(f);
+      out.back().count = 0;
+      out.back().pre_shrink.clear();
+      out.back().case_index = UINT64_MAX;
+      m.report_dirs.push_back(s.report_dir);
+      holds.push_back(false);
+      rep_case.push_back(f.case_index);
+    } else {
+      Finding& g = out[it->second];
+      // The earliest case's file and command; a known group names its stored divergence.
+      if ((f.known && !g.known) || (f.known == g.known && f.case_index < rep_case[it->second])) {
+        Finding keep = std::move(g);
+        g = f;
+        g.count = keep.count;
+        g.pre_shrink = std::move(keep.pre_shrink);
+        g.case_index = keep.case_index;
+        g.backends = std::move(keep.backends);
+        g.known = f.known || keep.known;
+        m.report_dirs[it->second] = s.report_dir;
+        rep_case[it->second] = f.case_index;
+      }
+      g.known = g.known || f.known;
+      for (const std::string& b : f.backends) {
+        if (std::find(g.backends.begin(), g.backends.end(), b) == g.backends.end()) g.backends.push_back(b);
+      }
+    }
+    if (f.pre_shrink.empty()) {
+      Finding& g = out[it->second];
+      g.count += f.count;
+      g.case_index = std::min(g.case_index, f.case_index);
+      holds[it->second] = true;
+    }
+  }
+  for (const SourceGroup& s : sources) {
+    for (const PreShrinkShare& p : s.group.pre_shrink) {
+      const std::size_t at = by_signature.at(owner.at(p.signature).second);
+      Finding& g = out[at];
+      g.count += p.count;
+      g.case_index = std::min(g.case_index, p.first_case);
+      holds[at] = true;
+      const auto share = std::find_if(g.pre_shrink.begin(), g.pre_shrink.end(),
+                                      [&](const PreShrinkShare& q) { return q.signature == p.signature; });
+      if (share == g.pre_shrink.end()) {
+        g.pre_shrink.push_back({p.signature, owner.at(p.signature).first, p.count});
+      } else {
+        share->count += p.count;
+      }
+    }
+  }
+  std::vector<Finding> kept;
+  std::vector<std::filesystem::path> dirs;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (!holds[i]) continue;
+    kept.push_back(std::move(out[i]));
+    dirs.push_back(std::move(m.report_dirs[i]));
+  }
+  out = std::move(kept);
+  m.report_dirs = std::move(dirs);
+}
+
 }  // namespace
 
 Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem::path>& reports, bool allow_mixed) {
@@ -92,7 +189,7 @@ Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem:
   MergedCampaign m;
   m.options.jobs = 0;
   m.options.store = false;
-  std::map<std::string, std::size_t> by_signature;
+  std::vector<SourceGroup> sources;
   std::map<std::string, std::size_t> backend_index;
   std::string generator;
   std::vector<std::string> first_backends;
@@ -166,33 +263,10 @@ Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem:
     for (const Json& g : j["groups"]) {
       auto f = read_group(g, file);
       if (!f) return std::move(f).error();
-      const auto it = by_signature.find(f->signature);
-      if (it == by_signature.end()) {
-        by_signature.emplace(f->signature, res.findings.size());
-        res.findings.push_back(std::move(*f));
-        m.report_dirs.push_back(file.parent_path());
-        continue;
-      }
-      Finding& group = res.findings[it->second];
-      const std::uint64_t count = group.count + f->count;
-      std::vector<std::string> backends = group.backends;
-      for (const std::string& b : f->backends) {
-        if (std::find(backends.begin(), backends.end(), b) == backends.end()) backends.push_back(b);
-      }
-      const bool known = group.known || f->known;
-      // The first case index wins; a known group names its stored divergence, whichever report knew it.
-      const bool take = (f->known && !group.known) || (f->known == group.known && f->case_index < group.case_index);
-      const std::uint64_t first = std::min(group.case_index, f->case_index);
-      if (take) {
-        group = std::move(*f);
-        m.report_dirs[it->second] = file.parent_path();
-      }
-      group.count = count;
-      group.backends = std::move(backends);
-      group.known = known;
-      group.case_index = first;
+      sources.push_back({std::move(*f), file.parent_path()});
     }
   }
+  regroup(sources, m);
   // Backends listed in the first report's order (then the others'), as a single campaign lists them.
   for (Finding& f : m.result.findings) {
     std::sort(f.backends.begin(), f.backends.end(), [&](const std::string& a, const std::string& b) {

@@ -62,6 +62,15 @@ struct CampaignOptions {
   double progress_interval = 0.5;        ///< seconds between progress updates
 };
 
+/// The failures of one pre-shrink signature that a group holds: which case of it was shrunk into the
+/// group, and how many failures it brought. `einfuzz merge` reads them back so that shards, which each
+/// shrink their own first case of a signature, merge into the groups of one unsharded campaign.
+struct PreShrinkShare {
+  std::string signature;        ///< pre_shrink_signature (group.hpp)
+  std::uint64_t first_case = 0; ///< the case whose shrink gave the group
+  std::uint64_t count = 0;      ///< failures of this signature attributed to the group
+};
+
 /// One group (one root cause), after shrinking: its shrunk case, re-run on the same backend, got a
 /// failing verdict of the same kind (a case that no longer fails is never a finding).
 struct Finding {
@@ -73,6 +82,7 @@ struct Finding {
   /// in backend order.
   std::vector<std::string> backends;
   std::uint64_t count = 0;        ///< failing verdicts attributed to it (via their pre-shrink signature)
+  std::vector<PreShrinkShare> pre_shrink;  ///< where `count` came from, one entry per pre-shrink signature
   bool known = false;             ///< matches a stored divergence (CampaignOptions::known): not stored
   std::filesystem::path known_file;  ///< that divergence; `reproduce` then names it
   VerdictKind kind = VerdictKind::crash;
