@@ -25,9 +25,10 @@ counts are added all the same; the seed shown is the first report's. Shards of N
 covers are named (the merge then covers part of the campaign).
 
 --corpus DIR copies the case file of every new group into DIR once (known groups name a stored
-divergence, which stays where it is). A relative case_file is looked up from the current directory,
-then relative to its report's directory, then by file name next to the report (a CI artifact holding
-the report and the shard's corpus files). A file of the same name already in DIR is never
+divergence, which stays where it is). A relative case_file (out/found/x.case.json) is looked up from
+the current directory, then below its report's directory with ever fewer leading directories
+(REPORTDIR/out/found/x.case.json, REPORTDIR/found/x.case.json, REPORTDIR/x.case.json): a CI artifact
+that holds a shard's report and corpus is found wherever it was unpacked. A file of the same name already in DIR is never
 overwritten: if it differs, merge says so. The merged report and summary name the copies.
 
 Examples:  einfuzz merge shard-*.json

@@ -316,8 +316,14 @@ bool copy_group_case_files(MergedCampaign& m, const std::filesystem::path& dir, 
     if (f.known || f.file.empty()) continue;
     std::vector<std::filesystem::path> candidates = {f.file};
     if (f.file.is_relative()) {
-      candidates.push_back(m.report_dirs[i] / f.file);
-      candidates.push_back(m.report_dirs[i] / f.file.filename());
+      // Next to the report, with ever fewer leading directories: "out/found/x.case.json" of a CI
+      // artifact that kept only what was below out/ is found as found/x.case.json, then x.case.json.
+      std::vector<std::filesystem::path> parts(f.file.begin(), f.file.end());
+      for (std::size_t skip = 0; skip < parts.size(); ++skip) {
+        std::filesystem::path rest;
+        for (std::size_t p = skip; p < parts.size(); ++p) rest /= parts[p];
+        candidates.push_back(m.report_dirs[i] / rest);
+      }
     }
     std::optional<std::string> text;
     for (const auto& c : candidates) {

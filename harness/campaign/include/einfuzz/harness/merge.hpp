@@ -42,8 +42,8 @@ Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem:
 
 /// Copies the case file of every new group into `dir` once (known groups name a stored divergence,
 /// which stays where it is) and points the group (its file and reproduce command) at the copy. A
-/// relative case_file is looked up from the current directory, then from its report's directory, then
-/// by its file name in that directory. An existing file of the same name is never overwritten: same
+/// relative case_file is looked up from the current directory, then below its report's directory with
+/// ever fewer of its leading directories (out/found/x.case.json, found/x.case.json, x.case.json). An existing file of the same name is never overwritten: same
 /// bytes, nothing to do; different bytes, a message. Appends one message per problem to `messages`;
 /// returns false when a case file is missing or cannot be written (the corpus is incomplete).
 bool copy_group_case_files(MergedCampaign& merged, const std::filesystem::path& dir,
