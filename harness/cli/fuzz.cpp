@@ -208,7 +208,11 @@ Subcommand add_fuzz(CLI::App& app) {
             std::cerr << "einfuzz fuzz: seed " << o.seed << ", "
                       << (o.shards > 1 ? "shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ", "
                                        : std::string())
-                      << (o.cases ? std::to_string(*o.cases) + " cases" : seconds_text(o.seconds.value_or(60)))
+                      << (o.cases ? std::to_string(*o.cases) + " cases" +
+                                        (o.shards > 1 ? " (this shard runs " +
+                                                            std::to_string(shard_case_count(*o.cases, o.shard, o.shards)) + ")"
+                                                      : std::string())
+                                  : seconds_text(o.seconds.value_or(60)))
                       << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs") << ", corpus "
                       << (o.store ? o.corpus.string() : std::string("(not stored)")) << "\n";
             auto result = run_campaign(
