@@ -213,6 +213,7 @@ Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem:
     if (j.contains("shard") && j["shard"].is_object()) {
       shard.index = count_of(j["shard"], "index");
       shard.count = std::max<std::uint64_t>(1, count_of(j["shard"], "count"));
+      if (shard.index >= shard.count) return not_a_report(file, "a shard index not below its count");
     }
     if (r == 0) {
       m.options.seed = seed;

@@ -27,8 +27,8 @@ struct MergedCampaign {
   std::vector<ShardId> shards;                 ///< per report
   /// The shards of N that no report covers, when every report is one shard of the same N.
   std::vector<std::uint64_t> missing_shards;
-  /// Where each group's case file was found relative to (the report's directory), parallel to
-  /// result.findings: copy_group_case_files resolves relative names against it.
+  /// Per group (parallel to result.findings), the directory of the report it was taken from:
+  /// copy_group_case_files looks up relative case file names below it.
   std::vector<std::filesystem::path> report_dirs;
 };
 
