@@ -29,10 +29,15 @@ under --known is `known` (shown with its file); a new group is stored under --co
 content hash, `expect` = the reference's conclusion, `origin` = seed, case, generator, backend,
 verdict, date) and printed with the one command that reproduces it.
 
+With --shard K/N only the cases i ≡ K (mod N) run (with --cases M: those below M): N campaigns of
+one seed, shards 0/N … N-1/N, run disjoint cases that together are the unsharded campaign's, and
+`einfuzz merge` adds up their --report files (docs/scale.md).
+
 Examples:  einfuzz fuzz                                  60 s over every built-in backend
            einfuzz fuzz --backend fused --cases 20000 --seed 7 --report fuzz.json
            einfuzz fuzz --backend all --seconds 600 --jobs 2 --junit fuzz.xml
            einfuzz fuzz --cases 300 --html report.html   the HTML report (docs/fuzzing.md)
+           einfuzz fuzz --shard 2/8 --seconds 3600 --report shard-2.json
 
 SIGINT or SIGTERM stops the campaign cleanly: the case in flight is dropped, backend processes are
 killed, the summary and the reports are written, and the exit status is 130 or 143. A second
@@ -78,6 +83,19 @@ std::size_t terminal_width() {
   return 0;
 }
 
+/// Parses "K/N" (0 <= K < N) into `shard` and `shards`; false on anything else.
+bool parse_shard(const std::string& text, std::uint64_t& shard, std::uint64_t& shards) {
+  const auto slash = text.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == text.size()) return false;
+  const auto number = [](const std::string& digits, std::uint64_t& out) {
+    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
+    out = std::stoull(digits);
+    return true;
+  };
+  return number(text.substr(0, slash), shard) && number(text.substr(slash + 1), shards) && shards >= 1 &&
+         shard < shards;
+}
+
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);
@@ -94,6 +112,7 @@ Subcommand add_fuzz(CLI::App& app) {
     std::uint64_t cases = 0;
     std::string corpus = "corpus/found";
     std::string report, junit, html;
+    std::string shard;
     bool no_store = false, quiet = false;
     std::vector<std::string> known;
   };
@@ -112,10 +131,12 @@ Subcommand add_fuzz(CLI::App& app) {
   cmd->add_option("--jobs", st->options.jobs, "worker threads")
       ->check(kNotNegative & CLI::Range(1u, 256u))
       ->capture_default_str();
+  cmd->add_option("--shard", st->shard, "run only the cases i ≡ K (mod N) of the seed (0 <= K < N)")
+      ->type_name("K/N");
   cmd->add_option("--corpus", st->corpus, "directory for shrunk findings")->capture_default_str();
   cmd->add_flag("--no-store", st->no_store, "do not write findings into the corpus");
   cmd->add_option("--report", st->report, "write a JSON report to FILE");
-  cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per backend) to FILE");
+  cmd->add_option("--junit", st->junit, "write JUnit XML (one testcase per group) to FILE");
   cmd->add_option("--html", st->html,
                   "write a self-contained HTML report to FILE (verdict matrix, |error|/B histograms, cases/s, "
                   "groups with their minimal cases)");
@@ -151,6 +172,11 @@ Subcommand add_fuzz(CLI::App& app) {
               std::cerr << "error[invalidArgument]: --cases must be at least 1\n";
               return 2;
             }
+            if (!st->shard.empty() && !parse_shard(st->shard, o.shard, o.shards)) {
+              std::cerr << "error[invalidArgument]: --shard '" << st->shard
+                        << "' is not K/N with 0 <= K < N (e.g. --shard 0/4 … --shard 3/4)\n";
+              return 2;
+            }
             if (st->known.empty() && std::filesystem::is_directory("corpus/divergences")) {
               st->known.push_back("corpus/divergences");
             }
@@ -180,7 +206,13 @@ Subcommand add_fuzz(CLI::App& app) {
             }
             install_stop_handlers();
             std::cerr << "einfuzz fuzz: seed " << o.seed << ", "
-                      << (o.cases ? std::to_string(*o.cases) + " cases" : seconds_text(o.seconds.value_or(60)))
+                      << (o.shards > 1 ? "shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) + ", "
+                                       : std::string())
+                      << (o.cases ? std::to_string(*o.cases) + " cases" +
+                                        (o.shards > 1 ? " (this shard runs " +
+                                                            std::to_string(shard_case_count(*o.cases, o.shard, o.shards)) + ")"
+                                                      : std::string())
+                                  : seconds_text(o.seconds.value_or(60)))
                       << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs") << ", corpus "
                       << (o.store ? o.corpus.string() : std::string("(not stored)")) << "\n";
             auto result = run_campaign(

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
       einfuzz::cli::add_replay(app),
       einfuzz::cli::add_backends(app),
       einfuzz::cli::add_repro(app),
+      einfuzz::cli::add_merge(app),
   };
 
   try {

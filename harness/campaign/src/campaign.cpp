@@ -145,9 +145,12 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
   for (const auto& b : owned) backends.push_back(b.get());
   std::vector<std::unique_ptr<Backend>> fresh;
   std::vector<CaseRecord> records;
-  for (std::uint64_t i = worker;; i += o.jobs) {
+  // The shard's k-th case is i = shard + k·shards; worker w takes k = w, w + jobs, … (checked
+  // against `cases` before the multiplication can overflow).
+  for (std::uint64_t k = worker;; k += o.jobs) {
     if (shared.stop || stop_requested()) break;
-    if (o.cases ? i >= *o.cases : Clock::now() >= deadline) break;
+    if (o.cases ? k >= shard_case_count(*o.cases, o.shard, o.shards) : Clock::now() >= deadline) break;
+    const std::uint64_t i = o.shard + k * o.shards;
     SeededChoices choices(Rng::mix(o.seed, i));
     const Case c = generate_case(choices, o.gen);
     const CaseOutcome outcome = run_case(c, backends, o.run);
@@ -223,9 +226,18 @@ std::size_t CampaignResult::new_groups() const {
   return static_cast<std::size_t>(std::count_if(findings.begin(), findings.end(), [](const Finding& f) { return !f.known; }));
 }
 
+std::uint64_t shard_case_count(std::uint64_t cases, std::uint64_t shard, std::uint64_t shards) {
+  if (shards == 0 || shard >= cases) return 0;
+  return (cases - shard - 1) / shards + 1;
+}
+
 Result<CampaignResult> run_campaign(const CampaignOptions& options, const BackendFactory& factory,
                                     ProgressSink progress) {
   if (options.jobs == 0) return make_diagnostic(Code::invalidArgument, "--jobs must be at least 1");
+  if (options.shards == 0 || options.shard >= options.shards) {
+    return make_diagnostic(Code::invalidArgument, "--shard K/N needs 0 <= K < N (got " + std::to_string(options.shard) +
+                                                      "/" + std::to_string(options.shards) + ")");
+  }
   if (options.seconds && !(*options.seconds > 0)) {
     return make_diagnostic(Code::invalidArgument, "--seconds must be a positive number");
   }

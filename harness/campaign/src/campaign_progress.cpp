@@ -43,8 +43,13 @@ std::string progress_line(Shared& shared, double elapsed) {
     if (unsupported) line += " " + std::to_string(unsupported) + " unsup";
     if (fail) line += " " + std::to_string(fail) + " FAIL";
   }
+  // Groups found so far, so a long campaign shows at a glance whether anything new turned up.
+  const auto [fresh, known] = shared.group_counts();
+  line += " | " + std::to_string(fresh + known) + (fresh + known == 1 ? " group" : " groups") + " (" +
+          std::to_string(fresh) + " new, " + std::to_string(known) + " known)";
   if (o.cases) {
-    line += " | " + std::to_string(*o.cases - std::min(*o.cases, cases)) + " cases left";
+    const std::uint64_t total = shard_case_count(*o.cases, o.shard, o.shards);
+    line += " | " + std::to_string(total - std::min(total, cases)) + " cases left";
   } else {
     line += " | " + format_seconds(std::max(0.0, o.seconds.value_or(60) - elapsed)) + " left";
   }

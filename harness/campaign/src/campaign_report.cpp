@@ -50,7 +50,9 @@ std::string xml_escape(std::string_view text) {
 
 void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, std::ostream& out) {
   out << "einfuzz fuzz: " << r.cases << " cases in " << fixed(r.seconds, 1) << " s (" << fixed(r.cases_per_second(), 1)
-      << " cases/s), seed " << o.seed << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs")
+      << " cases/s), seed " << o.seed
+      << (o.shards > 1 ? ", shard " + std::to_string(o.shard) + "/" + std::to_string(o.shards) : std::string()) << ", "
+      << o.jobs << (o.jobs == 1 ? " job" : " jobs")
       << (r.stopped_by_signal ? ", stopped by signal " + std::to_string(r.stopped_by_signal) : std::string()) << "\n\n";
   std::vector<std::size_t> columns;  // verdict kinds seen at least once
   for (std::size_t k = 0; k < kVerdictKinds; ++k) {
@@ -126,6 +128,8 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["generator"] = std::string(kGeneratorVersion);
   j["seed"] = o.seed;
   j["jobs"] = o.jobs;
+  // Which cases ran: those i ≡ index (mod count); {0, 1} unsharded (`einfuzz merge` reads it).
+  j["shard"] = {{"index", o.shard}, {"count", o.shards}};
   j["cases"] = r.cases;
   j["seconds"] = r.seconds;
   j["cases_per_second"] = r.cases_per_second();
@@ -176,6 +180,12 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
                            {"detail", f.detail},
                            {"shrink_steps", f.shrink_steps},
                            {"stored", !f.known && f.store_error.empty() && o.store}});
+    // Which pre-shrink signatures the count came from (what `einfuzz merge` regroups shards by).
+    nlohmann::ordered_json shares = nlohmann::ordered_json::array();
+    for (const PreShrinkShare& p : f.pre_shrink) {
+      shares.push_back({{"signature", p.signature}, {"first_case", p.first_case}, {"count", p.count}});
+    }
+    j["groups"].back()["pre_shrink"] = std::move(shares);
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }

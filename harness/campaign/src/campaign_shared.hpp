@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "einfuzz/core/atomic_write.hpp"
@@ -56,7 +57,9 @@ class Shared {
     std::lock_guard lock(mutex_);
     PreShrink& p = pre_[pre];
     if (!p.group.empty()) {
-      ++findings_[by_signature_.at(p.group)].count;
+      Finding& group = findings_[by_signature_.at(p.group)];
+      ++group.count;
+      ++group.pre_shrink[p.share].count;
       return Claim::counted;
     }
     if (p.in_progress) {
@@ -88,11 +91,14 @@ class Shared {
     p.group = f.signature;
     const std::uint64_t count = 1 + p.pending;
     p.pending = 0;
+    const PreShrinkShare share{pre, f.case_index, count};
     const auto it = by_signature_.find(f.signature);
     if (it != by_signature_.end()) {
       Finding& group = findings_[it->second];
       group.case_index = std::min(group.case_index, f.case_index);
       group.count += count;
+      p.share = group.pre_shrink.size();
+      group.pre_shrink.push_back(share);
       for (const std::string& b : f.backends) {
         if (std::find(group.backends.begin(), group.backends.end(), b) == group.backends.end()) group.backends.push_back(b);
       }
@@ -102,6 +108,8 @@ class Shared {
       return;
     }
     f.count = count;
+    p.share = f.pre_shrink.size();
+    f.pre_shrink.push_back(share);
     if (options_.store && !f.known) store(f);
     by_signature_[f.signature] = findings_.size();
     pending_messages_.push_back(findings_.size());
@@ -137,6 +145,14 @@ class Shared {
     for (std::size_t i : pending_messages_) out.push_back(findings_[i]);
     pending_messages_.clear();
     return out;
+  }
+
+  /// The groups so far: {new, known} (the progress line shows them).
+  std::pair<std::size_t, std::size_t> group_counts() {
+    std::lock_guard lock(mutex_);
+    const auto known = static_cast<std::size_t>(
+        std::count_if(findings_.begin(), findings_.end(), [](const Finding& f) { return f.known; }));
+    return {findings_.size() - known, known};
   }
 
   std::vector<Finding> findings() {
@@ -187,6 +203,7 @@ class Shared {
     bool in_progress = false;
     std::uint64_t pending = 0;  ///< failures met while its shrink was in progress
     std::string group;          ///< the group signature, once a shrink was confirmed
+    std::size_t share = 0;      ///< then its entry in that group's pre_shrink
   };
 
   std::size_t backend_order(const std::string& name) const {

@@ -30,7 +30,11 @@ struct CampaignOptions {
   std::optional<double> seconds;         ///< time budget; 60 s when neither this nor `cases` is set
   std::optional<std::uint64_t> cases;    ///< run exactly cases 0 … cases−1 (deterministic)
   std::uint64_t seed = 1;                ///< case i is drawn from SeededChoices(Rng::mix(seed, i))
-  unsigned jobs = 1;                     ///< worker threads; worker w runs cases w, w + jobs, …
+  unsigned jobs = 1;                     ///< worker threads; worker w runs the shard's cases w, w + jobs, …
+  /// Sharding (`--shard K/N`): only the cases i ≡ shard (mod shards) run, so N campaigns of one seed
+  /// with shards 0 … N−1 run disjoint sets of cases that together are the unsharded campaign's.
+  std::uint64_t shard = 0;
+  std::uint64_t shards = 1;              ///< 1: unsharded
   std::filesystem::path corpus = "corpus/found";  ///< where shrunk findings are stored
   bool store = true;                     ///< write findings into `corpus` (never overwriting a file)
   GenOptions gen = campaign_gen_options();
@@ -58,6 +62,15 @@ struct CampaignOptions {
   double progress_interval = 0.5;        ///< seconds between progress updates
 };
 
+/// The failures of one pre-shrink signature that a group holds: which case of it was shrunk into the
+/// group, and how many failures it brought. `einfuzz merge` reads them back so that shards, which each
+/// shrink their own first case of a signature, merge into the groups of one unsharded campaign.
+struct PreShrinkShare {
+  std::string signature;        ///< pre_shrink_signature (group.hpp)
+  std::uint64_t first_case = 0; ///< the case whose shrink gave the group
+  std::uint64_t count = 0;      ///< failures of this signature attributed to the group
+};
+
 /// One group (one root cause), after shrinking: its shrunk case, re-run on the same backend, got a
 /// failing verdict of the same kind (a case that no longer fails is never a finding).
 struct Finding {
@@ -69,6 +82,7 @@ struct Finding {
   /// in backend order.
   std::vector<std::string> backends;
   std::uint64_t count = 0;        ///< failing verdicts attributed to it (via their pre-shrink signature)
+  std::vector<PreShrinkShare> pre_shrink;  ///< where `count` came from, one entry per pre-shrink signature
   bool known = false;             ///< matches a stored divergence (CampaignOptions::known): not stored
   std::filesystem::path known_file;  ///< that divergence; `reproduce` then names it
   VerdictKind kind = VerdictKind::crash;
@@ -141,6 +155,9 @@ struct ProgressSink {
   bool tty = false;
   std::size_t width = 0;  ///< tty only: the terminal's columns (the line is cut to fit); 0: no limit
 };
+
+/// The number of cases 0 … cases−1 that shard `shard` of `shards` runs (those i ≡ shard mod shards).
+std::uint64_t shard_case_count(std::uint64_t cases, std::uint64_t shard, std::uint64_t shards);
 
 /// Runs the campaign. Bad options or a failing factory are a diagnostic; backend faults are
 /// verdicts. Deterministic for a fixed `cases` and `jobs` (case i depends only on seed and i).
