@@ -10,7 +10,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgmp-dev libmpfr-dev libeigen3-dev libxtensor-dev
   python3-numpy python3-yaml libclang-rt-14-dev libtorch-dev python3-torch
-  chromium fonts-liberation
+  chromium fonts-liberation jq
 )
 missing=()
 for p in "${packages[@]}"; do

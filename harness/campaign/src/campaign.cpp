@@ -163,8 +163,8 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     for (std::size_t b = 0; b < outcome.backends.size(); ++b) {
       const Verdict& v = outcome.backends[b].verdict;
       ++shared.count(b, v.kind);
-      for (std::size_t k = 0; k < kErrorBins; ++k) {
-        if (v.error_bins[k] != 0) shared.error_bin(b, k) += v.error_bins[k];
+      for (std::size_t bin = 0; bin < kErrorBins; ++bin) {
+        if (v.error_bins[bin] != 0) shared.error_bin(b, bin) += v.error_bins[bin];
       }
       if (o.record_verdicts) record.labels.push_back(v.label());
       if (!is_failure(v.kind)) continue;
