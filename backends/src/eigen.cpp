@@ -244,20 +244,11 @@ Partial<T> sum_out(Partial<T> p, const std::vector<int>& summed) {
 /// labels still needed (batch) loop over rank-2 slices. Result axes: [batch, free a, free b].
 template <class T>
 Partial<T> contract_pair(Partial<T> a, Partial<T> b, const std::vector<bool>& needed_later) {
-  std::vector<int> batch, contracted, free_a, free_b;
-  for (int x : a.axes) {
-    const bool shared = std::find(b.axes.begin(), b.axes.end(), x) != b.axes.end();
-    if (!shared) {
-      free_a.push_back(x);
-    } else if (needed_later[static_cast<std::size_t>(x)]) {
-      batch.push_back(x);
-    } else {
-      contracted.push_back(x);
-    }
-  }
-  for (int x : b.axes) {
-    if (std::find(a.axes.begin(), a.axes.end(), x) == a.axes.end()) free_b.push_back(x);
-  }
+  const EigenPairSplit split = eigen_pair_split(a.axes, b.axes, needed_later);
+  const std::vector<int>& batch = split.batch;
+  const std::vector<int>& contracted = split.contracted;
+  const std::vector<int>& free_a = split.free_a;
+  const std::vector<int>& free_b = split.free_b;
   const Index nb = length_of(a, batch), m = length_of(a, free_a), k = length_of(a, contracted),
               n = length_of(b, free_b);
   // Index pair (1, 0) is a plain matrix product; the other three orientations avoid a shuffle when
@@ -446,6 +437,24 @@ class EigenBackend final : public Backend {
 };
 
 }  // namespace
+
+EigenPairSplit eigen_pair_split(const std::vector<int>& a, const std::vector<int>& b,
+                                const std::vector<bool>& needed_later) {
+  EigenPairSplit s;
+  for (int x : a) {
+    if (std::find(b.begin(), b.end(), x) == b.end()) {
+      s.free_a.push_back(x);
+    } else if (needed_later[static_cast<std::size_t>(x)]) {
+      s.batch.push_back(x);
+    } else {
+      s.contracted.push_back(x);
+    }
+  }
+  for (int x : b) {
+    if (std::find(a.begin(), a.end(), x) == a.end()) s.free_b.push_back(x);
+  }
+  return s;
+}
 
 std::unique_ptr<Backend> make_eigen_backend(const Limits& limits) { return std::make_unique<EigenBackend>(limits); }
 

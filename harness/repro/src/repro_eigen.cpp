@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/backends/eigen.hpp"
 #include "repro_detail.hpp"
 
 namespace einfuzz::detail {
@@ -110,20 +111,11 @@ class EigenChain {
 
   /// contract_pair: contracts what a and b share and nothing later needs; batch labels loop.
   Result<Part> contract_pair(Part a, Part b, const std::vector<bool>& needed_later) {
-    std::vector<int> batch, contracted, free_a, free_b;
-    for (int x : a.axes) {
-      const bool shared = std::find(b.axes.begin(), b.axes.end(), x) != b.axes.end();
-      if (!shared) {
-        free_a.push_back(x);
-      } else if (needed_later[static_cast<std::size_t>(x)]) {
-        batch.push_back(x);
-      } else {
-        contracted.push_back(x);
-      }
-    }
-    for (int x : b.axes) {
-      if (std::find(a.axes.begin(), a.axes.end(), x) == a.axes.end()) free_b.push_back(x);
-    }
+    const EigenPairSplit split = eigen_pair_split(a.axes, b.axes, needed_later);
+    const std::vector<int>& batch = split.batch;
+    const std::vector<int>& contracted = split.contracted;
+    const std::vector<int>& free_a = split.free_a;
+    const std::vector<int>& free_b = split.free_b;
     const long nb = length_of(a, batch), m = length_of(a, free_a), k = length_of(a, contracted), n = length_of(b, free_b);
     const std::size_t la = pick_layout(a, {concat({&batch, &free_a, &contracted}), concat({&batch, &contracted, &free_a})});
     const std::size_t lb = pick_layout(b, {concat({&batch, &contracted, &free_b}), concat({&batch, &free_b, &contracted})});

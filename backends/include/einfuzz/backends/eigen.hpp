@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <stdexcept>
+#include <vector>
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/limits.hpp"
@@ -29,6 +30,15 @@ class EigenAssertionFailure : public std::logic_error {
 /// Any-order, factoring, NaN profile `propagate`; dtypes f32 f64 i32 i64 (+ bool for any/all).
 /// `limits` are the harness limits its checker applies (the run's, so raising them reaches it).
 std::unique_ptr<Backend> make_eigen_backend(const Limits& limits = {});
+
+/// The labels of one link of the eigen backend's contraction chain, operands `a` and `b` (global axis
+/// indices in their current order): free to a, free to b, shared and still needed later (batch, looped
+/// over as rank-2 slices), shared and not needed later (contracted). `einfuzz repro` writes programs
+/// that call Eigen the same way, so it reads the same split.
+struct EigenPairSplit {
+  std::vector<int> batch, contracted, free_a, free_b;
+};
+EigenPairSplit eigen_pair_split(const std::vector<int>& a, const std::vector<int>& b, const std::vector<bool>& needed_later);
 
 namespace detail {
 
