@@ -324,9 +324,13 @@ def read_exact(stream, n):
 
 
 def read_inputs(stream, request):
-    """Reads every payload (always, so the stream stays in step) and builds the arrays."""
+    """Reads every payload (always, so the stream stays in step) and builds the arrays. Returns the
+    arrays and, when numpy cannot hold one of them, why (None otherwise): ndarray requires the
+    product of the lengths to fit in intp even when a length is 0, so an empty operand whose other
+    lengths multiply past 2^63 cannot be built. That is a case numpy cannot be asked, not an answer."""
     dtype = DTYPES.get(request.get("dtype"))
     arrays = []
+    unrepresentable = None
     for spec in request.get("inputs", []):
         shape = tuple(int(n) for n in spec["shape"])
         layout = spec.get("layout")
@@ -335,14 +339,19 @@ def read_inputs(stream, request):
         data = read_exact(stream, count * item)
         if dtype is None:
             continue
-        flat = np.frombuffer(data, dtype=dtype, count=count)
-        if layout:
-            base = flat[int(layout["offset"]):]
-            strides = tuple(int(s) * item for s in layout["strides"])
-            arrays.append(as_strided(base, shape=shape, strides=strides, writeable=False))
-        else:
-            arrays.append(flat.reshape(shape))
-    return arrays
+        if unrepresentable is not None:
+            continue
+        try:
+            flat = np.frombuffer(data, dtype=dtype, count=count)
+            if layout:
+                base = flat[int(layout["offset"]):]
+                strides = tuple(int(s) * item for s in layout["strides"])
+                arrays.append(as_strided(base, shape=shape, strides=strides, writeable=False))
+            else:
+                arrays.append(flat.reshape(shape))
+        except ValueError as e:
+            unrepresentable = "numpy cannot hold an input of shape %s: %s" % (list(shape), e)
+    return arrays, unrepresentable
 
 
 def hello(optimize):
@@ -385,10 +394,12 @@ def serve(optimize):
             continue
         rid = request.get("id")
         try:
-            arrays = read_inputs(stdin, request)
+            arrays, unrepresentable = read_inputs(stdin, request)
         except EOFError:
             return
         try:
+            if unrepresentable is not None:
+                raise Unsupported(unrepresentable)
             if request.get("dtype") not in DTYPES:
                 raise Unsupported("dtype %r" % request.get("dtype"))
             if request.get("op") == "einsum":
