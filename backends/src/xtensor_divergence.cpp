@@ -41,10 +41,12 @@ class ExtremeFold {
  public:
   ExtremeFold(const CheckedReduce& r, std::span<const T> x) : r_(r), x_(x), stride_(r.axes.size()) {
     for (const ElementaryAxis& a : r.axes) lengths_.push_back(a.length);
-    std::int64_t step = 1;
+    // Unsigned: an empty input's other lengths may multiply past int64; its strides are then never
+    // used to read (as in core/coords.hpp's operand strides).
+    std::uint64_t step = 1;
     for (std::size_t i = r.axes.size(); i-- > 0;) {
-      stride_[i] = step;
-      step *= lengths_[i];
+      stride_[i] = static_cast<std::int64_t>(step);
+      step *= static_cast<std::uint64_t>(lengths_[i]);
     }
   }
 
