@@ -21,6 +21,11 @@ check "same seed and cases: the same verdict counts (jobs 1 and 2)" \
 check "nothing stored when nothing was found" test ! -e corpus/found
 expect 0 "fuzz 0." -- fuzz --seconds 1 --backend fused,shuffle --no-store
 expect 0 "--isolate" -- fuzz --help
+# A finding that --no-store keeps out of the corpus says so under its reproduce command (which reads
+# the case file a stored run writes), and nothing is written.
+mkdir -p no-known
+expect 1 "not stored (--no-store)" -- fuzz --no-store --known no-known --cases 300 --backend fused,xtensor --reduce-percent 100 --seed 4
+check "--no-store writes no case file" test ! -e corpus/found
 expect 3 "cannot write the HTML report" -- fuzz --cases 5 --backend fused --no-store --html no-such-dir/r.html
 check "fuzz --html writes a page" bash -c '"$0" fuzz --cases 5 --backend fused --no-store --html r.html >/dev/null 2>&1 && grep -qF "<section id=\"groups\"" r.html' "$bin"
 expect 3 "error[io]" -- replay "$src/tests/cli/matmul.case.json" --backend fused --html no-such-dir/r.html

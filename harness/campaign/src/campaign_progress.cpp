@@ -64,6 +64,9 @@ void print_findings(Shared& shared, ProgressSink sink, bool& line_open) {
               << ", shrunk in " << f.shrink_steps << " steps) -> " << f.file.string()
               << "\n  reproduce: " << f.reproduce << "\n";
     if (!f.store_error.empty()) *sink.out << "  not stored: " << f.store_error << "\n";
+    if (!f.known && !shared.options().store) {
+      *sink.out << "  not stored (--no-store): run without --no-store to write the case file the command reads\n";
+    }
   }
 }
 
