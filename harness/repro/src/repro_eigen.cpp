@@ -195,16 +195,12 @@ Result<std::string> eigen_einsum(const CheckedEinsum& e) {
     }
     parts.push_back(std::move(p));
   }
-  std::vector<int> uses(e.axes.size(), 0);
-  for (const auto& p : parts) {
-    for (int a : p.axes) ++uses[static_cast<std::size_t>(a)];
-  }
   std::vector<bool> in_output(e.axes.size(), false);
   for (int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
   for (auto& p : parts) {
-    std::vector<int> own;
+    std::vector<int> own;  // summed inside this operand first, as the adapter does (CheckedEinsum::roles)
     for (int a : p.axes) {
-      if (!in_output[static_cast<std::size_t>(a)] && uses[static_cast<std::size_t>(a)] == 1) own.push_back(a);
+      if (e.roles[static_cast<std::size_t>(a)] == AxisRole::private_contracted) own.push_back(a);
     }
     if (own.empty()) continue;
     auto summed = chain.sum_out(std::move(p), own);
