@@ -138,12 +138,8 @@ TEST(EigenBackend, EmptyInputWithHugeLengthsIsEmptyNotOverflow) {
 // the stride of the first axis would be 2^64): an empty output, computed without signed overflow
 // (UBSan, the dev preset, fails this test with the model's strides in int64).
 TEST(XtensorDivergence, TheFoldModelOfAnEmptyInputWithHugeLengthsIsEmpty) {
-  Case c;
-  c.op = Op::reduce;
-  c.pattern = "a b c -> a b";
-  c.reduction = "max";
-  c.dtype = DType::f64;
-  c.inputs = {Tensor(DType::f64, Shape{0, std::int64_t{1} << 32, std::int64_t{1} << 32})};
+  const Case c = test::reduce_case("a b c -> a b", "max", {}, DType::f64,
+                                   Tensor(DType::f64, Shape{0, std::int64_t{1} << 32, std::int64_t{1} << 32}));
   const std::optional<Tensor> model = xtensor_extreme_fold(c);
   ASSERT_TRUE(model.has_value());
   EXPECT_EQ(model->shape(), (Shape{0, std::int64_t{1} << 32}));
