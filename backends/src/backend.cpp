@@ -18,6 +18,22 @@ std::string_view nan_profile_name(NanProfile p) noexcept {
   return "?";
 }
 
+std::string_view tie_rule_name(TieRule r) noexcept {
+  switch (r) {
+    case TieRule::equal_share: return "equal-share";
+    case TieRule::one: return "one";
+    case TieRule::all: return "all";
+  }
+  return "?";
+}
+
+std::optional<TieRule> tie_rule_from_name(std::string_view name) noexcept {
+  for (const TieRule r : {TieRule::equal_share, TieRule::one, TieRule::all}) {
+    if (tie_rule_name(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
 std::string_view fault_kind_name(FaultKind k) noexcept {
   switch (k) {
     case FaultKind::crash: return "crash";
@@ -32,6 +48,7 @@ bool Backend::supports(const Case& c) const {
   const Capabilities& caps = capabilities();
   auto has = [](const auto& list, const auto& x) { return std::find(list.begin(), list.end(), x) != list.end(); };
   if (!has(caps.ops, c.op) || !has(caps.dtypes, c.dtype)) return false;
+  if (c.is_vjp() && !caps.vjp) return false;
   return c.op != Op::reduce || (c.reduction && has(caps.reductions, *c.reduction));
 }
 

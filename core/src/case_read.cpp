@@ -242,8 +242,8 @@ Result<Case> Reader::read(std::string_view text) {
     return fail("format",
                 "unknown format " + spelled(*format) + " (this reader reads " + json_quote(detail::kCaseFormat) + ")");
   }
-  static constexpr std::string_view kKeys[] = {"format", "op",     "pattern", "reduction", "axis_lengths",
-                                               "dtype",  "inputs", "expect",  "origin"};
+  static constexpr std::string_view kKeys[] = {"format", "op",     "of",     "pattern", "reduction", "axis_lengths",
+                                               "dtype",  "inputs", "expect", "origin",  "cotangent"};
   for (const std::string& k : sax.top_keys()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), k) == std::end(kKeys)) {
       return fail("", "unknown key " + printable(json_quote(k), 80));
@@ -257,12 +257,24 @@ Result<Case> Reader::read(std::string_view text) {
   Case c;
   const Json* op = find_field("op");
   if (!op) return fail("", "missing field \"op\"");
-  if (*op == "einsum") {
+  // A VJP case names its forward op in "of" and carries a "cotangent" (CASES.md).
+  const bool vjp = *op == "vjp";
+  const Json* forward = vjp ? find_field("of") : op;
+  const std::string forward_field = vjp ? "of" : "op";
+  if (vjp && !forward) return fail("", "missing field \"of\" (a vjp case names its forward op: \"einsum\" or \"reduce\")");
+  if (!vjp && find_field("of")) return fail("of", "only a vjp case has \"of\" (this case's op is " + spelled(*op) + ")");
+  if (!vjp && find_field("cotangent")) {
+    return fail("cotangent", "only a vjp case has a cotangent (this case's op is " + spelled(*op) + ")");
+  }
+  if (vjp && !find_field("cotangent")) return fail("", "missing field \"cotangent\" (a vjp case carries one)");
+  if (*forward == "einsum") {
     c.op = Op::einsum;
-  } else if (*op == "reduce") {
+  } else if (*forward == "reduce") {
     c.op = Op::reduce;
   } else {
-    return fail("op", "unknown op " + spelled(*op) + " (expected \"einsum\" or \"reduce\")");
+    return fail(forward_field, "unknown op " + spelled(*forward) +
+                                   (vjp ? " (expected \"einsum\" or \"reduce\")"
+                                        : " (expected \"einsum\", \"reduce\" or \"vjp\")"));
   }
 
   const Json* pattern = find_field("pattern");
@@ -316,6 +328,17 @@ Result<Case> Reader::read(std::string_view text) {
   }
   // `layouts` stays empty for the common case without any layout (so cases compare as before).
   if (any_layout) c.layouts = std::move(layouts);
+
+  if (const Json* cotangent = find_field("cotangent")) {
+    if (cotangent->is_object() && cotangent->contains("layout")) {
+      return fail("cotangent", "unknown key \"layout\" (a cotangent is logical values only)");
+    }
+    std::optional<InputLayout> no_layout;
+    // Index past the inputs: the SAX pass packs only `inputs` values, so this reads the DOM.
+    auto t = read_input(*cotangent, c.dtype, "cotangent", no_layout, inputs->size());
+    if (!t) return std::move(t).error();
+    c.cotangent = std::move(*t);
+  }
 
   if (const Json* expect = find_field("expect")) {
     if (!expect->is_object())

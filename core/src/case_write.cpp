@@ -24,6 +24,18 @@ void append_values(std::string& out, const Tensor& t) {
   }
 }
 
+void append_tensor(std::string& out, const Tensor& t) {
+  out += "{\"shape\": [";
+  const Shape& shape = t.shape();
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (d) out += ", ";
+    out += std::to_string(shape[d]);
+  }
+  out += "], \"values\": [";
+  append_values(out, t);
+  out += "]";
+}
+
 void append_layout(std::string& out, const InputLayout& layout) {
   out += ", \"layout\": {\"strides\": [";
   for (std::size_t d = 0; d < layout.strides.size(); ++d) {
@@ -40,8 +52,9 @@ void append_layout(std::string& out, const InputLayout& layout) {
 }
 
 std::string write_case_text(const Case& c, bool with_origin) {
-  std::string out = "{\n  \"format\": " + json_quote(detail::kCaseFormat) +
-                    ",\n  \"op\": " + json_quote(op_name(c.op)) + ",\n  \"pattern\": " + json_quote(c.pattern) +
+  std::string out = "{\n  \"format\": " + json_quote(detail::kCaseFormat) + ",\n  \"op\": " +
+                    (c.is_vjp() ? "\"vjp\",\n  \"of\": " : "") + json_quote(op_name(c.op)) +
+                    ",\n  \"pattern\": " + json_quote(c.pattern) +
                     ",\n  \"reduction\": " + (c.reduction ? json_quote(*c.reduction) : "null") +
                     ",\n  \"axis_lengths\": {";
   for (std::size_t i = 0; i < c.axis_lengths.size(); ++i) {
@@ -52,19 +65,16 @@ std::string write_case_text(const Case& c, bool with_origin) {
   // A tensor whose dtype differs from c.dtype is written in its own spelling; the reader rejects it.
   for (std::size_t i = 0; i < c.inputs.size(); ++i) {
     out += i ? ",\n    " : "\n    ";
-    out += "{\"shape\": [";
-    const Shape& shape = c.inputs[i].shape();
-    for (std::size_t d = 0; d < shape.size(); ++d) {
-      if (d) out += ", ";
-      out += std::to_string(shape[d]);
-    }
-    out += "], \"values\": [";
-    append_values(out, c.inputs[i]);
-    out += "]";
+    append_tensor(out, c.inputs[i]);
     if (i < c.layouts.size() && c.layouts[i]) append_layout(out, *c.layouts[i]);
     out += "}";
   }
   out += c.inputs.empty() ? "]" : "\n  ]";
+  if (c.cotangent) {
+    out += ",\n  \"cotangent\": ";
+    append_tensor(out, *c.cotangent);
+    out += "}";
+  }
   if (c.expect_error) {
     out +=
         ",\n  \"expect\": {\"error\": " + (c.expect_error->empty() ? "null" : json_quote(*c.expect_error)) + "}";
@@ -91,6 +101,10 @@ std::string_view op_name(Op op) noexcept {
   return "?";
 }
 
+std::string case_kind_name(const Case& c) {
+  return (c.is_vjp() ? "vjp-" : "") + std::string(op_name(c.op));
+}
+
 std::string write_case(const Case& c) { return write_case_text(c, /*with_origin=*/true); }
 
 std::string case_file_name(const Case& c) {
@@ -101,7 +115,7 @@ std::string case_file_name(const Case& c) {
     hash ^= static_cast<unsigned char>(ch);
     hash *= 0x100000001b3u;
   }
-  return std::string(op_name(c.op)) + "-" + detail::hex_bits(hash, 16) + ".case.json";
+  return case_kind_name(c) + "-" + detail::hex_bits(hash, 16) + ".case.json";
 }
 
 }  // namespace einfuzz

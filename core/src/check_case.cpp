@@ -1,13 +1,41 @@
 // check_case: one case's inputs, dtype and limits checked, then its einsum or reduce pattern.
 #include "einfuzz/core/check_case.hpp"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace einfuzz {
 
-Result<CheckedCase> check_case(const Case& c, const Limits& limits) {
+namespace {
+
+/// A VJP case's own rules, after its forward case checked (ORACLE §7, CASES.md): a differentiable
+/// kind on a floating dtype, and a cotangent of the forward output's dtype and shape.
+std::optional<Diagnostic> check_vjp(const Case& c, const CheckedCase& forward, const Limits& limits) {
+  if (const auto* r = std::get_if<CheckedReduce>(&forward); r && !reduction_info(r->kind).differentiable) {
+    return make_diagnostic(Code::notDifferentiable, "reduce " + std::string(reduction_name(r->kind)) +
+                                                        " has no vector-Jacobian product (ORACLE §7: any/all are logical)");
+  }
+  if (!is_float(c.dtype)) {
+    return make_diagnostic(Code::notDifferentiable, "a VJP case needs a floating dtype; this one is " +
+                                                        std::string(dtype_name(c.dtype)));
+  }
+  const Tensor& g = *c.cotangent;
+  if (auto size = check_tensor_size(g.shape(), limits, "the cotangent"); !size) return std::move(size).error();
+  if (g.dtype() != c.dtype) {
+    return make_diagnostic(Code::invalidArgument, "the cotangent has dtype " + std::string(dtype_name(g.dtype())) +
+                                                      " but the case says " + std::string(dtype_name(c.dtype)));
+  }
+  const Shape& out = std::visit([](const auto& checked) -> const Shape& { return checked.output_shape; }, forward);
+  if (g.shape() != out) {
+    return make_diagnostic(Code::cotangentShapeMismatch, "the cotangent has shape " + format_shape(g.shape()) +
+                                                             " but the forward output has shape " + format_shape(out));
+  }
+  return std::nullopt;
+}
+
+Result<CheckedCase> check_forward(const Case& c, const Limits& limits) {
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     auto size = check_tensor_size(c.inputs[k].shape(), limits, "input " + std::to_string(k));
     if (!size) return std::move(size).error();
@@ -36,6 +64,15 @@ Result<CheckedCase> check_case(const Case& c, const Limits& limits) {
                            "einsum needs +, ·, 0 and 1: dtype bool is only for the reductions any/all");
   }
   return CheckedCase(std::move(*checked));
+}
+
+}  // namespace
+
+Result<CheckedCase> check_case(const Case& c, const Limits& limits) {
+  auto forward = check_forward(c, limits);
+  if (!forward || !c.is_vjp()) return forward;
+  if (auto bad = check_vjp(c, *forward, limits)) return std::move(*bad);
+  return forward;
 }
 
 }  // namespace einfuzz

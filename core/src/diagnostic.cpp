@@ -10,7 +10,7 @@
 namespace einfuzz {
 namespace {
 
-constexpr std::array<std::string_view, 33> kCodeNames = {
+constexpr std::array<std::string_view, 35> kCodeNames = {
     "unknownCharacter",
     "missingArrow",
     "duplicateArrow",
@@ -44,8 +44,10 @@ constexpr std::array<std::string_view, 33> kCodeNames = {
     "malformedShape",
     "malformedCase",
     "invalidArgument",
+    "notDifferentiable",
+    "cotangentShapeMismatch",
 };
-static_assert(kCodeNames.size() == static_cast<std::size_t>(Code::invalidArgument) + 1);
+static_assert(kCodeNames.size() == static_cast<std::size_t>(Code::cotangentShapeMismatch) + 1);
 
 }  // namespace
 

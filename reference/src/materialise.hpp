@@ -57,6 +57,38 @@ std::vector<std::vector<T>> broadcast_operands(const CheckedEinsum& e, std::span
   return out;
 }
 
+/// For every element g of G (row-major), the flat index of the physical element of operand k that
+/// g reads: length-1 dimensions read 0, the others g's coordinate of their label.
+inline std::vector<std::int64_t> physical_indices(const CheckedEinsum& e, std::size_t k) {
+  const Shape gshape = global_shape(e);
+  const std::int64_t global_size = element_count(gshape);
+  const CheckedOperand& op = e.operands[k];
+  std::vector<std::int64_t> out(static_cast<std::size_t>(global_size));
+  std::vector<std::int64_t> physical(op.shape.size());
+  for (std::int64_t g = 0; g < global_size; ++g) {
+    const auto coords = unravel(g, gshape);
+    for (std::size_t d = 0; d < op.shape.size(); ++d) {
+      physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
+    }
+    out[static_cast<std::size_t>(g)] = ravel(physical, op.shape);
+  }
+  return out;
+}
+
+/// For every element g of G (row-major), the flat index of the output element it contributes to.
+inline std::vector<std::int64_t> output_indices(const CheckedEinsum& e) {
+  const Shape gshape = global_shape(e);
+  const std::int64_t global_size = element_count(gshape);
+  std::vector<std::int64_t> out(static_cast<std::size_t>(global_size));
+  std::vector<std::int64_t> coords(e.output.size());
+  for (std::int64_t g = 0; g < global_size; ++g) {
+    const auto global_coords = unravel(g, gshape);
+    for (std::size_t i = 0; i < e.output.size(); ++i) coords[i] = global_coords[static_cast<std::size_t>(e.output[i])];
+    out[static_cast<std::size_t>(g)] = ravel(coords, e.output_shape);
+  }
+  return out;
+}
+
 /// Calls `fn(g)` with the flat G index of every term of output element `o`, in row-major order of
 /// the contraction space.
 template <class Fn>
@@ -95,6 +127,15 @@ std::vector<T> fibre_rows(const CheckedReduce& r, std::span<const T> x) {
     out[q] = x[static_cast<std::size_t>(ravel(coords, elementary))];
   }
   return out;
+}
+
+/// For every position of the permuted copy fibre_rows makes (output o's fibre is row o), the flat
+/// index of the input element it holds.
+inline std::vector<std::int64_t> fibre_row_sources(const CheckedReduce& r) {
+  const std::int64_t n = element_count(r.input_shape);
+  std::vector<std::int64_t> flat(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) flat[static_cast<std::size_t>(i)] = i;
+  return fibre_rows<std::int64_t>(r, flat);
 }
 
 }  // namespace einfuzz::reference::detail

@@ -8,6 +8,8 @@
 
 #include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/reference/reduce.hpp"
+#include "einfuzz/reference/vjp.hpp"
+#include "einfuzz/harness/judge_vjp.hpp"
 #include "inputs_checksum.hpp"
 
 namespace einfuzz {
@@ -15,6 +17,12 @@ namespace einfuzz {
 Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs) {
   if (const auto* e = std::get_if<CheckedEinsum>(&checked)) return reference::evaluate_einsum(*e, inputs);
   return reference::evaluate_reduce(std::get<CheckedReduce>(checked), inputs[0]);
+}
+
+std::vector<Tensor> evaluate_reference_vjp(const CheckedCase& checked, std::span<const Tensor> inputs,
+                                           const Tensor& cotangent) {
+  if (const auto* e = std::get_if<CheckedEinsum>(&checked)) return reference::vjp_einsum(*e, inputs, cotangent);
+  return {reference::vjp_reduce(std::get<CheckedReduce>(checked), inputs[0], cotangent)};
 }
 
 bool CaseOutcome::failed() const {
@@ -38,6 +46,24 @@ Verdict fault_verdict(const Fault& f) {
   return make_verdict(VerdictKind::crash, f.evidence);
 }
 
+/// A VJP case's answer: the ordered judge for ordered backends, else the multiset VJP oracle.
+Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Capabilities& caps,
+                          const RunOptions& options) {
+  const auto* gradients = std::get_if<Gradients>(&result);
+  if (!gradients) return make_verdict(VerdictKind::mismatch_shape, "a forward result (one tensor) to a VJP case");
+  if (caps.semantics == Semantics::ordered) return judge_vjp_ordered(*reference.expected_gradients, *gradients, options.judge);
+  if (!reference.multiset_vjp) {
+    if (const auto* e = std::get_if<CheckedEinsum>(&*reference.checked)) {
+      reference.multiset_vjp = reference::multiset_vjp_einsum(*e, c.inputs, *c.cotangent);
+    } else {
+      reference.multiset_vjp = reference::multiset_vjp_reduce(std::get<CheckedReduce>(*reference.checked), c.inputs[0],
+                                                              *c.cotangent);
+    }
+  }
+  return judge_vjp_any_order(*reference.multiset_vjp, *gradients,
+                             {caps.factoring, options.strict_signed_zero, caps.tie_rule});
+}
+
 Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                       const RunOptions& options) {
   if (const auto* f = std::get_if<Fault>(&result)) return fault_verdict(*f);
@@ -56,12 +82,15 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
     }
     return make_verdict(VerdictKind::reject_disagree, "backend rejects an accepted case: " + r->message);
   }
-  const Tensor& actual = std::get<Tensor>(result);
   if (reference.rejection) {
     return make_verdict(VerdictKind::reject_disagree, "backend accepts a case the reference rejects with " +
                        std::string(code_name(reference.rejection->code)));
   }
   const Capabilities& caps = backend.capabilities();
+  if (c.is_vjp()) return judge_vjp_backend(reference, c, result, caps, options);
+  const auto* forward = std::get_if<Tensor>(&result);
+  if (!forward) return make_verdict(VerdictKind::mismatch_shape, "a VJP's answer (several tensors) to a forward case");
+  const Tensor& actual = *forward;
   // Integers wrap and bools are exact: every correct order gives the ordered result bit for bit.
   const bool exact = !is_float(c.dtype);
   if (caps.semantics == Semantics::ordered || exact) return judge_ordered(*reference.expected, actual, options.judge);
@@ -96,6 +125,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   auto checked = check_case(c, options.limits);
   if (checked) {
     out.expected = evaluate_reference(*checked, c.inputs);
+    if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
     out.checked = std::move(*checked);
   } else {
     out.rejection = checked.error();

@@ -1,6 +1,7 @@
 // The one backend interface: capabilities plus `run(case)` → result | rejection | unsupported.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -16,8 +17,19 @@ enum class Semantics { ordered, any_order };
 /// How min/max treat NaN (ORACLE.md §5).
 enum class NanProfile { ordered, propagate, ignore };
 
+/// Which elements of a min/max fibre's tie set receive the cotangent (ORACLE §7).
+enum class TieRule {
+  equal_share,  ///< each element of T gets g/|T| (SEMANTICS §13.8; torch amax/amin)
+  one,          ///< exactly one element of T gets g (torch max(dim)/min(dim))
+  all,          ///< every element of T gets g
+};
+
 std::string_view semantics_name(Semantics s) noexcept;
 std::string_view nan_profile_name(NanProfile p) noexcept;
+/// "equal-share", "one", "all" (the PROTOCOL hello spelling).
+std::string_view tie_rule_name(TieRule r) noexcept;
+/// The rule spelled `name`, or nullopt.
+std::optional<TieRule> tie_rule_from_name(std::string_view name) noexcept;
 
 /// What a backend declares about itself.
 struct Capabilities {
@@ -28,6 +40,9 @@ struct Capabilities {
   NanProfile nan_profile = NanProfile::propagate;
   bool factoring = true;        ///< may factor sums out of products (ORACLE.md §3)
   bool strided_inputs = false;  ///< accepts non-contiguous input layouts
+  /// Evaluates VJP cases (PROTOCOL `"vjp"` in `ops`) of the ops, dtypes and reductions above.
+  bool vjp = false;
+  TieRule tie_rule = TieRule::equal_share;  ///< min/max VJPs, when `vjp` (ORACLE §7)
   std::string version;          ///< free text, e.g. a library version
 };
 
@@ -56,7 +71,13 @@ struct Fault {
   FaultKind kind = FaultKind::crash;
   std::string evidence;
 };
-using BackendResult = std::variant<Tensor, Rejected, Unsupported, Fault>;
+/// A VJP case's answer: one cotangent per forward input, in input order (ORACLE §7).
+struct Gradients {
+  std::vector<Tensor> tensors;
+};
+
+/// A forward case's answer is a Tensor; a VJP case's is Gradients.
+using BackendResult = std::variant<Tensor, Rejected, Unsupported, Fault, Gradients>;
 
 /// A backend under test. `run` must not modify the case (the harness checks it).
 class Backend {
@@ -66,7 +87,8 @@ class Backend {
   virtual const Capabilities& capabilities() const = 0;
   virtual BackendResult run(const Case& c) = 0;
 
-  /// True when `capabilities()` cover the case's op and dtype (and reduction).
+  /// True when `capabilities()` cover the case's op and dtype (and reduction), and its VJP for a
+  /// VJP case.
   bool supports(const Case& c) const;
 };
 

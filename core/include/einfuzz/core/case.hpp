@@ -54,7 +54,17 @@ struct Case {
   std::optional<std::string> expect_error;
   /// `origin`: free-form string fields in file order (seed, generator, backend, verdict, found…).
   std::vector<std::pair<std::string, std::string>> origin;
+  /// A VJP case (CASES `"op": "vjp"`, `"of"`: this->op) carries the cotangent of the forward
+  /// output: the forward output's shape (the checker verifies it) and the case's dtype. Absent for
+  /// a forward case. The answer is one cotangent per forward input (ORACLE §7).
+  std::optional<Tensor> cotangent;
+
+  /// True for a VJP case.
+  bool is_vjp() const noexcept { return cotangent.has_value(); }
 };
+
+/// "einsum", "reduce", "vjp-einsum" or "vjp-reduce": how file names and reports name a case's kind.
+std::string case_kind_name(const Case& c);
 
 /// Parses a case document. Every failure is `malformedCase` with a message naming `file_name`, the
 /// field and, for values, the input and element index; shapes over `limits` are

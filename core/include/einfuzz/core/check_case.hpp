@@ -17,6 +17,10 @@ using CheckedCase = std::variant<CheckedEinsum, CheckedReduce>;
 
 /// The checker's view of a case: the inputs agree with the pattern, dtype and limits, or the first
 /// diagnostic (SEMANTICS §2.2 for einsum, §2.3 for reduce; `unsupportedDtype` for a bool einsum).
+/// A VJP case is its forward case checked first, then `notDifferentiable` (any/all, or a
+/// non-floating dtype), the cotangent's size limit, `invalidArgument` (its dtype) and
+/// `cotangentShapeMismatch` (its shape is not the forward output's). The checked case is the
+/// forward one.
 Result<CheckedCase> check_case(const Case& c, const Limits& limits);
 
 }  // namespace einfuzz

@@ -49,6 +49,9 @@ enum class Code {
   malformedShape,
   malformedCase,
   invalidArgument,
+  // VJP cases (ORACLE §7): harness-level input errors, not SEMANTICS check codes
+  notDifferentiable,       ///< a VJP of any/all, or of a non-floating dtype
+  cotangentShapeMismatch,  ///< the cotangent's shape is not the forward output's
 };
 
 /// The code's name as the spec spells it, e.g. "rankMismatch".

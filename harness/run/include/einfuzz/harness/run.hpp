@@ -19,6 +19,7 @@
 #include "einfuzz/fused/einsum.hpp"
 #include "einfuzz/harness/judge.hpp"
 #include "einfuzz/reference/multiset.hpp"
+#include "einfuzz/reference/multiset_vjp.hpp"
 
 namespace einfuzz {
 
@@ -33,6 +34,11 @@ struct RunOptions {
 /// The reference's ordered result of a checked case.
 Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs);
 
+/// The reference's ordered VJP of a checked VJP case (SEMANTICS §13.8): one cotangent per forward
+/// input, in input order.
+std::vector<Tensor> evaluate_reference_vjp(const CheckedCase& checked, std::span<const Tensor> inputs,
+                                           const Tensor& cotangent);
+
 struct BackendOutcome {
   std::string backend;
   Verdict verdict;
@@ -45,7 +51,11 @@ struct CaseOutcome {
   /// the case as skipped. Also set in `rejection`.
   std::optional<Diagnostic> skipped;
   std::optional<CheckedCase> checked;   ///< the checked case otherwise
-  std::optional<Tensor> expected;       ///< the reference's ordered result otherwise
+  std::optional<Tensor> expected;       ///< the reference's ordered (forward) result otherwise
+  /// A VJP case: the reference's ordered VJP, one cotangent per forward input.
+  std::optional<std::vector<Tensor>> expected_gradients;
+  /// A VJP case: the multiset VJP truth, computed when an any-order backend needs it.
+  std::optional<reference::MultisetVjp> multiset_vjp;
   /// The multiset oracle of a float einsum, computed when an any-order backend needs it.
   std::optional<reference::MultisetEinsum> multiset;
   /// The multiset oracle of a float reduce, computed when an any-order backend needs it.

@@ -44,6 +44,9 @@ bool is_failure(VerdictKind kind) noexcept;
 
 /// One element's evidence.
 struct ElementEvidence {
+  /// VJP cases: the forward input whose cotangent holds this element (flat_index and coords are
+  /// in that input's shape); -1 for a forward case.
+  int gradient_of = -1;
   std::int64_t flat_index = 0;
   std::vector<std::int64_t> coords;  ///< row-major coordinates in the output shape
   std::string expected;              ///< hex-float (and decimal) of the oracle's value (ŝ* for any-order)

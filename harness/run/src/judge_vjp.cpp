@@ -1,0 +1,68 @@
+// The VJP judges (ORACLE §7): the ordered one tensor by tensor against the reference's ordered
+// VJP, and the combination of per-tensor verdicts into the case's.
+#include "einfuzz/harness/judge_vjp.hpp"
+
+#include <string>
+#include <utility>
+
+#include "einfuzz/core/harness_bug.hpp"
+
+namespace einfuzz {
+namespace {
+
+/// Severity for combining tensors' verdicts: failures first, then indeterminate, notes, passes.
+int severity(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::mismatch_shape: return 6;
+    case VerdictKind::mismatch_special: return 5;
+    case VerdictKind::mismatch_value: return 4;
+    case VerdictKind::note_signed_zero: return 2;
+    case VerdictKind::indeterminate: return 1;
+    case VerdictKind::pass: return 0;
+    case VerdictKind::pass_bitwise: return -1;
+    default: return 3;  // every other kind is a run-boundary verdict, never a judge's
+  }
+}
+
+}  // namespace
+
+Verdict combine_gradient_verdicts(std::vector<Verdict> verdicts) {
+  if (verdicts.empty()) return make_verdict(VerdictKind::pass_bitwise, "no forward inputs");
+  std::size_t worst = 0;
+  for (std::size_t m = 1; m < verdicts.size(); ++m) {
+    if (severity(verdicts[m].kind) > severity(verdicts[worst].kind)) worst = m;
+  }
+  Verdict v = std::move(verdicts[worst]);
+  if (v.first) v.first->gradient_of = static_cast<int>(worst);
+  if (verdicts.size() > 1 || !v.detail.empty()) {
+    v.detail = "cotangent of input " + std::to_string(worst) + (v.detail.empty() ? "" : ": " + v.detail);
+  }
+  for (std::size_t m = 0; m < verdicts.size(); ++m) {
+    if (m == worst) continue;
+    v.differing += verdicts[m].differing;
+    v.indeterminate += verdicts[m].indeterminate;
+    v.notes += verdicts[m].notes;
+    for (std::size_t b = 0; b < kErrorBins; ++b) v.error_bins[b] += verdicts[m].error_bins[b];
+  }
+  return v;
+}
+
+Verdict judge_vjp_ordered(const std::vector<Tensor>& expected, const Gradients& actual,
+                          const OrderedJudgeOptions& options) {
+  if (actual.tensors.size() != expected.size()) {
+    return make_verdict(VerdictKind::mismatch_shape, "expected " + std::to_string(expected.size()) +
+                                                         " cotangents (one per forward input), got " +
+                                                         std::to_string(actual.tensors.size()));
+  }
+  std::vector<Verdict> verdicts;
+  verdicts.reserve(expected.size());
+  for (std::size_t m = 0; m < expected.size(); ++m) verdicts.push_back(judge_ordered(expected[m], actual.tensors[m], options));
+  return combine_gradient_verdicts(std::move(verdicts));
+}
+
+Verdict judge_vjp_any_order(const reference::MultisetVjp&, const Gradients&, const VjpJudgeOptions&) {
+  // STAGING: lands with the multiset VJP oracle; no built-in any-order backend declares `vjp` yet.
+  harness_bug("judge_vjp_any_order: the any-order VJP judge is not built yet");
+}
+
+}  // namespace einfuzz
