@@ -172,6 +172,39 @@ const std::vector<ReduceErrorRow>& reduce_error_rows() {
   return rows;
 }
 
+// VJP rows (docs/semantics.md, "VJPs"), each gradient derived by hand from SEMANTICS §13.8; the
+// derivation of the less obvious ones is in the note column of the docs table.
+const std::vector<VjpRow>& vjp_rows() {
+  static const std::vector<VjpRow> rows = {
+      {"V01", "a b -> a", "sum", "2x3", {"1..6"}, "2", "10,20", {"10,10,10,20,20,20"}, "pullback"},
+      {"V02", "a b ->", "sum", "2x2", {"1..4"}, "()", "-0", {"-0,-0,-0,-0"}, "g copied, no arithmetic"},
+      {"V03", "a b -> a", "mean", "2x3", {"1..6"}, "2", "6,1",
+       {"2,2,2,0.3333333333333333,0.3333333333333333,0.3333333333333333"}, "g / n, one division"},
+      {"V04", "a ->", "mean", "3", {"1,2,3"}, "()", "1",
+       {"0.3333333432674408,0.3333333432674408,0.3333333432674408"}, "1/3 rounded to binary32", DType::f32},
+      {"V05", "a ->", "prod", "4", {"2,0,3,5"}, "()", "10", {"0,300,0,0"}, "one zero: leave-one-out"},
+      {"V06", "a ->", "prod", "4", {"2,0,3,-0"}, "()", "10", {"-0,-0,-0,0"}, "two zeros"},
+      {"V07", "a b -> a", "max", "2x3", {"1,5,5,2,2,2"}, "2", "6,9", {"0,3,3,3,3,3"}, "ties share"},
+      {"V08", "a ->", "min", "3", {"0,-0,1"}, "()", "1", {"0.5,0.5,0"}, "±0 tie"},
+      {"V09", "a ->", "max", "3", {"-0,-1,0"}, "()", "3", {"1.5,0,1.5"}, "±0 tie"},
+      {"V10", "a b -> a", "max", "2x3", {"1,nan,3,nan,nan,2"}, "2", "4,8", {"0,0,4,4,4,0"}, "NaN fibre"},
+      {"V11", "a ->", "min", "4", {"nan,1,nan,nan"}, "()", "3", {"1,0,1,1"}, "NaN fibre"},
+      {"V12", "i j, i j -> i j", "", "1x3,2x3", {"1,2,3", "1..6"}, "2x3", "1,1,1,10,10,10",
+       {"41,52,63", "1,2,3,10,20,30"}, "size-1 broadcast"},
+      {"V13", "i i -> i", "", "3x3", {"0..8"}, "3", "1,2,3", {"1,0,0,0,2,0,0,0,3"}, "diagonal"},
+      {"V14", "i i ->", "", "3x3", {"0..8"}, "()", "5", {"5,0,0,0,5,0,0,0,5"}, "trace"},
+      {"V15", "i i, i -> i", "", "1x1,3", {"2", "1,2,3"}, "3", "1,10,100", {"321", "2,20,200"},
+       "diagonal + broadcast"},
+      {"V16", "... i, i -> ...", "", "2x3,3", {"1..6", "1,2,3"}, "2", "1,10", {"1,2,3,10,20,30", "41,52,63"},
+       "ellipsis"},
+      {"V17", "... i, i -> i", "", "2x3,3", {"1..6", "1,1,2"}, "3", "1,2,3", {"1,2,6,1,2,6", "5,14,27"},
+       "ellipsis summed"},
+      {"V18", "i j, j -> i", "", "2x0,1", {"", "7"}, "2", "1,2", {"", "0"}, "zero-length axis"},
+      {"V19", "a, -> a", "", "2,()", {"1,2", "-0"}, "2", "1,1", {"0,0", "3"}, "S starts at +0"},
+  };
+  return rows;
+}
+
 std::vector<Shape> shapes_of(const char* text) {
   auto shapes = parse_shapes(text, Limits{});
   if (!shapes) {
@@ -220,10 +253,34 @@ Case case_of(const ReduceErrorRow& row) {
   return reduce_case(row.pattern, row.kind, row.lengths, row.dtype, Tensor(row.dtype, row.shape));
 }
 
+Case case_of(const VjpRow& row) {
+  const std::vector<Shape> shapes = shapes_of(row.shapes);
+  Case c;
+  if (*row.kind == '\0') {
+    c.pattern = row.pattern;
+    c.dtype = row.dtype;
+    for (std::size_t k = 0; k < shapes.size(); ++k) c.inputs.push_back(tensor_from_text(row.dtype, shapes[k], row.values.at(k)));
+  } else {
+    c = reduce_case(row.pattern, row.kind, {}, row.dtype, tensor_from_text(row.dtype, shapes.at(0), row.values.at(0)));
+  }
+  c.cotangent = tensor_from_text(row.dtype, shapes_of(row.out_shape).at(0), row.cotangent);
+  return c;
+}
+
+std::vector<Tensor> expected_gradients(const VjpRow& row) {
+  const std::vector<Shape> shapes = shapes_of(row.shapes);
+  std::vector<Tensor> out;
+  for (std::size_t k = 0; k < shapes.size(); ++k) out.push_back(tensor_from_text(row.dtype, shapes[k], row.gradients.at(k)));
+  return out;
+}
+
 void PrintTo(const EinsumValueRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "'"; }
 void PrintTo(const EinsumErrorRow& row, std::ostream* os) { *os << row.id << " '" << row.pattern << "'"; }
 void PrintTo(const ReduceValueRow& row, std::ostream* os) {
   *os << row.id << " '" << row.pattern << "' " << row.kind;
+}
+void PrintTo(const VjpRow& row, std::ostream* os) {
+  *os << row.id << " vjp '" << row.pattern << "' " << (*row.kind == '\0' ? "einsum" : row.kind);
 }
 void PrintTo(const ReduceErrorRow& row, std::ostream* os) {
   *os << row.id << " '" << row.pattern << "' " << row.kind;

@@ -1,5 +1,6 @@
-// The conformance rows of SEMANTICS §11 as C++ tables (E01–E45, X01–X31, R01–R39, Y01–Y22), shared
-// by the reference/fused conformance tests and the third-party backend tests.
+// The conformance rows of SEMANTICS §11 as C++ tables (E01–E45, X01–X31, R01–R39, Y01–Y22) and the
+// VJP rows V01–V19 of docs/semantics.md, shared by the reference/fused conformance tests and the
+// third-party backend tests.
 #pragma once
 
 #include <cstdint>
@@ -61,10 +62,27 @@ struct ReduceErrorRow {
   DType dtype = DType::f64;
 };
 
+/// A VJP row (docs/semantics.md, "VJPs"): a forward einsum (`kind` empty) or reduce (`kind` the
+/// reduction, one input), the cotangent of its output, and the hand-derived cotangent of every
+/// forward input under the ordered VJPs of SEMANTICS §13.8.
+struct VjpRow {
+  const char* id;
+  const char* pattern;
+  const char* kind;                    ///< "" for an einsum, else the reduction's name
+  const char* shapes;                  ///< --shapes notation, one per input
+  std::vector<const char*> values;     ///< one value list per input
+  const char* out_shape;               ///< the forward output's (and the cotangent's) shape
+  const char* cotangent;               ///< the cotangent's values
+  std::vector<const char*> gradients;  ///< expected, one value list per input (the input's shape)
+  const char* note;
+  DType dtype = DType::f64;
+};
+
 const std::vector<EinsumValueRow>& einsum_value_rows();
 const std::vector<EinsumErrorRow>& einsum_error_rows();
 const std::vector<ReduceValueRow>& reduce_value_rows();
 const std::vector<ReduceErrorRow>& reduce_error_rows();
+const std::vector<VjpRow>& vjp_rows();
 
 /// Shapes in `--shapes` notation ("2x3,()"); a table's text that does not parse aborts (a test bug).
 std::vector<Shape> shapes_of(const char* text);
@@ -78,6 +96,10 @@ Case case_of(const EinsumValueRow& row);
 Case case_of(const EinsumErrorRow& row);
 Case case_of(const ReduceValueRow& row);
 Case case_of(const ReduceErrorRow& row);
+/// The row's VJP case (`cotangent` set; `op` the forward op).
+Case case_of(const VjpRow& row);
+/// The row's expected gradients, one tensor per input (the input's shape and the row's dtype).
+std::vector<Tensor> expected_gradients(const VjpRow& row);
 
 /// INSTANTIATE_TEST_SUITE_P's name generator for row tables: the row id ("E01").
 struct RowId {
@@ -92,5 +114,6 @@ void PrintTo(const EinsumValueRow& row, std::ostream* os);
 void PrintTo(const EinsumErrorRow& row, std::ostream* os);
 void PrintTo(const ReduceValueRow& row, std::ostream* os);
 void PrintTo(const ReduceErrorRow& row, std::ostream* os);
+void PrintTo(const VjpRow& row, std::ostream* os);
 
 }  // namespace einfuzz::test

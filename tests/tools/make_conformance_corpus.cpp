@@ -1,7 +1,9 @@
-// Writes the conformance rows of SEMANTICS §11 (E01–E45, X01–X31, R01–R39, Y01–Y22, from
-// tests/support/conformance_rows.cpp) as case files <dir>/<row>.case.json, or with --check reports
-// files that are missing, stale or extra (exit 1). `expect` holds the error code or null; the
-// expected output goes into `origin.output` for people (replay checks fused bitwise instead).
+// Writes the conformance rows of SEMANTICS §11 (E01–E45, X01–X31, R01–R39, Y01–Y22) and the VJP rows
+// of docs/semantics.md (V01–V19, `vjp` cases), from tests/support/conformance_rows.cpp, as case files
+// <dir>/<row>.case.json, or with --check reports files that are missing, stale or extra (exit 1).
+// `expect` holds the error code or null; the expected output (a VJP row: every input's cotangent)
+// goes into `origin` for people (replay checks fused bitwise instead; tests/fused/vjp_test.cpp checks
+// the VJP rows' values).
 //
 //   cmake --build build --target make_conformance_corpus
 //   build/tests/make_conformance_corpus corpus/conformance
@@ -50,6 +52,14 @@ std::map<std::string, std::string> conformance_cases() {
   }
   for (const auto& row : test::reduce_error_rows()) {
     out[row.id] = case_text(row, std::string(code_name(row.code)), {{"source", "SEMANTICS.md 11.4"}, {"row", row.id}});
+  }
+  for (const auto& row : test::vjp_rows()) {
+    std::vector<std::pair<std::string, std::string>> origin = {{"source", "docs/semantics.md VJPs"}, {"row", row.id}};
+    const std::vector<Shape> shapes = test::shapes_of(row.shapes);
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      origin.emplace_back("gradient" + std::to_string(k), output_note(shapes[k], row.gradients.at(k)));
+    }
+    out[row.id] = case_text(row, "", std::move(origin));
   }
   return out;
 }

@@ -1,10 +1,12 @@
-// The fused executor (fused/) as an ordered backend: check the case, compile, execute.
+// The fused executor (fused/) as an ordered backend: check the case, compile, execute; a VJP case
+// answered with fused's ordered VJPs (SEMANTICS §13.8), one cotangent per forward input.
 #include <memory>
 #include <string>
 
 #include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/fused/einsum.hpp"
 #include "einfuzz/fused/reduce.hpp"
+#include "einfuzz/fused/vjp.hpp"
 #include "einfuzz/harness/run.hpp"
 
 namespace einfuzz {
@@ -15,12 +17,19 @@ class FusedBackend final : public Backend {
  public:
   explicit FusedBackend(const RunOptions& options)
       : options_(options),
-        caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor")) {}
+        caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor")) {
+    caps_.vjp = true;  // ordered VJPs: the ordered judge compares them bit for bit with the reference's
+    caps_.tie_rule = TieRule::equal_share;
+  }
   std::string_view name() const override { return "fused"; }
   const Capabilities& capabilities() const override { return caps_; }
   BackendResult run(const Case& c) override {
     auto checked = check_case(c, options_.limits);
     if (!checked) return rejected(checked.error());
+    if (c.is_vjp()) {
+      if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) return Gradients{fused::vjp_einsum(*e, c.inputs, *c.cotangent)};
+      return Gradients{{fused::vjp_reduce(std::get<CheckedReduce>(*checked), c.inputs[0], *c.cotangent, options_.exec)}};
+    }
     if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
       return fused::execute(fused::compile(*e), c.inputs, options_.exec);
     }
