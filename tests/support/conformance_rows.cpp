@@ -201,6 +201,8 @@ const std::vector<VjpRow>& vjp_rows() {
        "ellipsis summed"},
       {"V18", "i j, j -> i", "", "2x0,1", {"", "7"}, "2", "1,2", {"", "0"}, "zero-length axis"},
       {"V19", "a, -> a", "", "2,()", {"1,2", "-0"}, "2", "1,1", {"0,0", "3"}, "S starts at +0"},
+      {"V20", "a b, b a ->", "", "1x1,2x2", {"2", "1e16,-1e16,1,1"}, "()", "1", {"1", "2,2,2,2"},
+       "global order, not memory order"},
   };
   return rows;
 }

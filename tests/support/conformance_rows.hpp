@@ -1,5 +1,5 @@
 // The conformance rows of SEMANTICS §11 as C++ tables (E01–E45, X01–X31, R01–R39, Y01–Y22) and the
-// VJP rows V01–V19 of docs/semantics.md, shared by the reference/fused conformance tests and the
+// VJP rows V01–V20 of docs/semantics.md, shared by the reference/fused conformance tests and the
 // third-party backend tests.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Writes the conformance rows of SEMANTICS §11 (E01–E45, X01–X31, R01–R39, Y01–Y22) and the VJP rows
-// of docs/semantics.md (V01–V19, `vjp` cases), from tests/support/conformance_rows.cpp, as case files
+// of docs/semantics.md (V01–V20, `vjp` cases), from tests/support/conformance_rows.cpp, as case files
 // <dir>/<row>.case.json, or with --check reports files that are missing, stale or extra (exit 1).
 // `expect` holds the error code or null; the expected output (a VJP row: every input's cotangent)
 // goes into `origin` for people (replay checks fused bitwise instead; tests/fused/vjp_test.cpp checks
