@@ -1,8 +1,11 @@
 // The fused einsum VJP (SEMANTICS §13.8): per operand m, the global axes split once into the ones
 // that name an element of m (bound) and the rest (free), with every stream's strides per axis;
 // then loops only: target elements outer, the free axes inner in global order.
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "einfuzz/core/harness_bug.hpp"
@@ -91,27 +94,29 @@ T accumulate(const std::vector<VjpLoop>& free, const T* const* x, std::size_t st
 // each element's free loops in global order, outermost first, adds the same terms in the same order;
 // which element runs first is irrelevant. Merging two adjacent free loops that every stream walks
 // as one progression, and dropping length-1 axes, leave that sequence unchanged.
+/// Reached elements [begin, end) of the bound enumeration (row-major over plan.bound, the last
+/// fastest): each one's S written to y. `x[s]` is stream s's data (the last stream is g).
 template <class T>
-Tensor run(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tensor& cotangent) {
-  Tensor result(dtype_of_v<T>, plan.target_shape);
-  if (plan.empty || result.size() == 0) return result;  // no assignment: every element stays +0
+void run_chunk(const EinsumVjpPlan& plan, const T* const* x, T* y, std::int64_t begin, std::int64_t end) {
   const std::size_t streams = plan.others.size() + 1;
-  std::vector<const T*> x(streams);
-  for (std::size_t s = 0; s + 1 < streams; ++s) x[s] = inputs[plan.others[s]].values<T>().data();
-  x[streams - 1] = cotangent.values<T>().data();
-  T* y = result.values<T>().data();
-
   std::vector<const T*> at(streams);
   std::vector<std::int64_t> free_idx(plan.free.size());
   std::vector<std::int64_t> offset(streams);
   std::vector<std::int64_t> bound_idx(plan.bound.size(), 0);
   std::vector<std::int64_t> base(streams, 0);
   std::int64_t target = 0;
-  for (;;) {
+  std::int64_t rest = begin;
+  for (std::size_t d = plan.bound.size(); d-- > 0;) {
+    const VjpLoop& l = plan.bound[d];
+    bound_idx[d] = rest % l.length;
+    rest /= l.length;
+    target += bound_idx[d] * l.target_stride;
+    for (std::size_t s = 0; s < streams; ++s) base[s] += bound_idx[d] * l.strides[s];
+  }
+  for (std::int64_t i = begin; i < end; ++i) {
     for (std::size_t s = 0; s < streams; ++s) at[s] = x[s] + base[s];
     y[target] = accumulate<T>(plan.free, at.data(), streams, free_idx.data(), offset.data());
-    std::size_t d = plan.bound.size();
-    for (; d-- > 0;) {
+    for (std::size_t d = plan.bound.size(); d-- > 0;) {
       const VjpLoop& l = plan.bound[d];
       target += l.target_stride;
       for (std::size_t s = 0; s < streams; ++s) base[s] += l.strides[s];
@@ -120,8 +125,63 @@ Tensor run(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tens
       for (std::size_t s = 0; s < streams; ++s) base[s] -= l.strides[s] * l.length;
       bound_idx[d] = 0;
     }
-    if (d == static_cast<std::size_t>(-1)) return result;
   }
+}
+
+/// Elements reached (product of the bound lengths) and terms summed per element (of the free ones).
+std::int64_t loop_product(const std::vector<VjpLoop>& loops) {
+  std::int64_t n = 1;
+  for (const VjpLoop& l : loops) {
+    if (__builtin_mul_overflow(n, l.length, &n)) return INT64_MAX;
+  }
+  return n;
+}
+
+// Parallelism splits only the bound enumeration into contiguous chunks: each element is written by
+// exactly one chunk, and its sum runs sequentially inside it, so no chunking changes a bit (§9).
+template <class T>
+Tensor run(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tensor& cotangent,
+           const ExecOptions& options) {
+  Tensor result(dtype_of_v<T>, plan.target_shape);
+  if (plan.empty || result.size() == 0) return result;  // no assignment: every element stays +0
+  const std::size_t streams = plan.others.size() + 1;
+  std::vector<const T*> x(streams);
+  for (std::size_t s = 0; s + 1 < streams; ++s) x[s] = inputs[plan.others[s]].values<T>().data();
+  x[streams - 1] = cotangent.values<T>().data();
+  T* y = result.values<T>().data();
+
+  const std::int64_t elements = loop_product(plan.bound);
+  std::int64_t work = 0;
+  if (__builtin_mul_overflow(elements, loop_product(plan.free), &work)) work = INT64_MAX;
+  const unsigned threads = options.threads != 0 ? options.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned tasks = task_count(elements, work, threads);
+  if (options.tasks != 0) tasks = static_cast<unsigned>(std::min<std::int64_t>({options.tasks, elements, threads}));
+  if (tasks <= 1) {
+    run_chunk<T>(plan, x.data(), y, 0, elements);
+    return result;
+  }
+  const std::int64_t chunk = elements / tasks;
+  const std::int64_t extra = elements % tasks;
+  {  // the jthreads join at the end of this block, before the result is returned
+    std::vector<std::jthread> workers;
+    workers.reserve(tasks - 1);
+    std::int64_t lo = 0;
+    for (unsigned t = 0; t < tasks; ++t) {
+      const std::int64_t hi = lo + chunk + (t < extra ? 1 : 0);
+      const auto work_fn = [&plan, &x, y, lo, hi] { run_chunk<T>(plan, x.data(), y, lo, hi); };
+      if (t + 1 == tasks) {
+        work_fn();  // the last chunk runs here
+      } else {
+        try {
+          workers.emplace_back(work_fn);
+        } catch (const std::system_error&) {
+          work_fn();  // no thread available: the chunk runs here, same bits
+        }
+      }
+      lo = hi;
+    }
+  }
+  return result;
 }
 
 }  // namespace
@@ -179,7 +239,8 @@ EinsumVjpPlan compile_vjp(const CheckedEinsum& e, std::size_t m) {
   return plan;
 }
 
-Tensor execute_vjp(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tensor& cotangent) {
+Tensor execute_vjp(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tensor& cotangent,
+                   const ExecOptions& options) {
   if (plan.operand >= inputs.size() || inputs.size() != plan.others.size() + 1)
     precondition_violated("operand count differs from the plan's");
   const DType dtype = cotangent.dtype();
@@ -202,14 +263,15 @@ Tensor execute_vjp(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, co
     if (!reads_within(static_cast<int>(plan.others.size()), cotangent.size()))
       precondition_violated("the cotangent holds fewer elements than the plan reads");
   }
-  if (dtype == DType::f32) return run<float>(plan, inputs, cotangent);
-  return run<double>(plan, inputs, cotangent);
+  if (dtype == DType::f32) return run<float>(plan, inputs, cotangent, options);
+  return run<double>(plan, inputs, cotangent, options);
 }
 
-std::vector<Tensor> vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& cotangent) {
+std::vector<Tensor> vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& cotangent,
+                               const ExecOptions& options) {
   std::vector<Tensor> out;
   out.reserve(einsum.operands.size());
-  for (std::size_t m = 0; m < einsum.operands.size(); ++m) out.push_back(execute_vjp(compile_vjp(einsum, m), inputs, cotangent));
+  for (std::size_t m = 0; m < einsum.operands.size(); ++m) out.push_back(execute_vjp(compile_vjp(einsum, m), inputs, cotangent, options));
   return out;
 }
 

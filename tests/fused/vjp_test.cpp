@@ -115,6 +115,28 @@ RC_GTEST_PROP(FusedVjp, EinsumEqualsTheReferenceBitwise, ()) {
   }
 }
 
+// Contiguous chunks of the reached elements on threads (2–4 tasks, including more tasks than
+// elements) give the single-task bits.
+RC_GTEST_PROP(FusedVjp, EinsumChunksDoNotChangeABit, ()) {
+  const Case c = *rc::gen::exec([] {
+    test::RapidCheckChoices choices;
+    GenOptions options = test::arbitrary_case_options();
+    options.dtypes = {DType::f32, DType::f64};
+    return with_cotangent(generate_einsum(choices, options), choices);
+  });
+  RC_PRE(c.is_vjp());
+  const auto tasks = *rc::gen::inRange(2u, 5u);
+  const auto checked = check_case(c, Limits{});
+  RC_ASSERT(static_cast<bool>(checked));
+  const auto& e = std::get<CheckedEinsum>(*checked);
+  const auto one = fused::vjp_einsum(e, c.inputs, *c.cotangent, fused::ExecOptions{1, 8, 0});
+  const auto chunked = fused::vjp_einsum(e, c.inputs, *c.cotangent, fused::ExecOptions{tasks, 8, tasks});
+  for (std::size_t k = 0; k < one.size(); ++k) {
+    const auto same = bitwise_same(one[k], chunked[k], /*strict_nan=*/true);
+    RC_ASSERT_FALSE(!same);
+  }
+}
+
 // Random reduces of every differentiable kind, f32 and f64 (compositions, unit axes, anonymous
 // factors, ellipses, empty fibres for sum/prod).
 RC_GTEST_PROP(FusedVjp, ReduceEqualsTheReferenceBitwise, ()) {

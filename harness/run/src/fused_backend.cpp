@@ -27,7 +27,7 @@ class FusedBackend final : public Backend {
     auto checked = check_case(c, options_.limits);
     if (!checked) return rejected(checked.error());
     if (c.is_vjp()) {
-      if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) return Gradients{fused::vjp_einsum(*e, c.inputs, *c.cotangent)};
+      if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) return Gradients{fused::vjp_einsum(*e, c.inputs, *c.cotangent, options_.exec)};
       return Gradients{{fused::vjp_reduce(std::get<CheckedReduce>(*checked), c.inputs[0], *c.cotangent, options_.exec)}};
     }
     if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {

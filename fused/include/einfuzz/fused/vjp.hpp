@@ -43,12 +43,16 @@ EinsumVjpPlan compile_vjp(const CheckedEinsum& einsum, std::size_t m);
 /// Operand m's cotangent: element p is S := +0, then S := S + g[out(a)] · P for every global
 /// assignment a reaching p in row-major order of the global axes, P := ((1 · x_q0) · x_q1) · … over
 /// the other operands in source order. Preconditions: inputs and g have the checked shapes and one
-/// floating dtype (f32/f64); a violation is a harness bug (abort).
-Tensor execute_vjp(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tensor& cotangent);
+/// floating dtype (f32/f64); a violation is a harness bug (abort). Contiguous chunks of m's reached
+/// elements may run on threads (options.threads / options.tasks as for the forward einsum, the §9
+/// policy over elements × terms; tile_width is ignored): no chunking changes a bit.
+Tensor execute_vjp(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tensor& cotangent,
+                   const ExecOptions& options = {});
 
 /// Every operand's cotangent (compile_vjp + execute_vjp per operand); bitwise equal to
 /// reference::vjp_einsum.
-std::vector<Tensor> vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& cotangent);
+std::vector<Tensor> vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& cotangent,
+                               const ExecOptions& options = {});
 
 /// The input's cotangent of a checked float reduce of a differentiable kind (sum, mean, prod, min,
 /// max), walking the forward ReducePlan's loops; bitwise equal to reference::vjp_reduce. min/max
