@@ -5,6 +5,8 @@
 #include <unordered_map>
 
 #include "einfuzz/core/check.hpp"
+
+#include "check_memo.hpp"
 #include "einfuzz/core/parse.hpp"
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/core/text.hpp"
@@ -283,11 +285,36 @@ Result<CheckedEinsum> check_einsum(const EinsumPattern& pattern, std::span<const
   return Checker{pattern, shapes, limits}.run();
 }
 
+namespace {
+
+/// check_einsum's arguments, for its memo (check_memo.hpp).
+struct EinsumCheckKey {
+  std::string pattern;
+  std::vector<Shape> shapes;
+  Limits limits;
+
+  bool matches(std::string_view p, std::span<const Shape> s, const Limits& l) const {
+    return p == pattern && l == limits && std::equal(s.begin(), s.end(), shapes.begin(), shapes.end());
+  }
+  void assign(std::string_view p, std::span<const Shape> s, const Limits& l) {
+    pattern.assign(p);
+    shapes.assign(s.begin(), s.end());
+    limits = l;
+  }
+};
+
+}  // namespace
+
 Result<CheckedEinsum> check_einsum(std::string_view pattern, std::span<const Shape> shapes,
                                    const Limits& limits) {
-  auto parsed = parse_einsum(pattern);
-  if (!parsed) return std::move(parsed).error();
-  return check_einsum(*parsed, shapes, limits);
+  thread_local detail::CheckMemo<EinsumCheckKey, CheckedEinsum> memo;
+  return memo.get(
+      [&]() -> Result<CheckedEinsum> {
+        auto parsed = parse_einsum(pattern);
+        if (!parsed) return std::move(parsed).error();
+        return check_einsum(*parsed, shapes, limits);
+      },
+      pattern, shapes, limits);
 }
 
 }  // namespace einfuzz

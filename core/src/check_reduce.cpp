@@ -6,6 +6,7 @@
 #include <array>
 #include <string>
 
+#include "check_memo.hpp"
 #include "einfuzz/core/parse.hpp"
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/core/text.hpp"
@@ -390,9 +391,37 @@ class Checker {
 
 }  // namespace
 
-Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view reduction, const Shape& input,
-                                   std::span<const std::pair<std::string, std::int64_t>> axis_lengths,
-                                   DType dtype, const Limits& limits) {
+namespace {
+
+using AxisLengths = std::span<const std::pair<std::string, std::int64_t>>;
+
+/// check_reduce's arguments, for its memo (check_memo.hpp).
+struct ReduceCheckKey {
+  std::string pattern;
+  std::string reduction;
+  Shape input;
+  std::vector<std::pair<std::string, std::int64_t>> axis_lengths;
+  DType dtype = DType::f64;
+  Limits limits;
+
+  bool matches(std::string_view p, std::string_view r, const Shape& in, AxisLengths lengths, DType d,
+               const Limits& l) const {
+    return p == pattern && r == reduction && in == input && d == dtype && l == limits &&
+           std::equal(lengths.begin(), lengths.end(), axis_lengths.begin(), axis_lengths.end());
+  }
+  void assign(std::string_view p, std::string_view r, const Shape& in, AxisLengths lengths, DType d,
+              const Limits& l) {
+    pattern.assign(p);
+    reduction.assign(r);
+    input = in;
+    axis_lengths.assign(lengths.begin(), lengths.end());
+    dtype = d;
+    limits = l;
+  }
+};
+
+Result<CheckedReduce> check_reduce_uncached(std::string_view pattern, std::string_view reduction, const Shape& input,
+                                            AxisLengths axis_lengths, DType dtype, const Limits& limits) {
   const std::optional<Reduction> kind = reduction_from_name(reduction);
   if (!kind) {
     std::string expected;
@@ -406,6 +435,15 @@ Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view re
   auto parsed = parse_transform(pattern);
   if (!parsed) return std::move(parsed).error();
   return Checker(*parsed, *kind, dtype, input, axis_lengths, limits).run();
+}
+
+}  // namespace
+
+Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view reduction, const Shape& input,
+                                   AxisLengths axis_lengths, DType dtype, const Limits& limits) {
+  thread_local detail::CheckMemo<ReduceCheckKey, CheckedReduce> memo;
+  return memo.get([&] { return check_reduce_uncached(pattern, reduction, input, axis_lengths, dtype, limits); },
+                  pattern, reduction, input, axis_lengths, dtype, limits);
 }
 
 }  // namespace einfuzz

@@ -17,6 +17,15 @@ namespace einfuzz::reference::detail {
 
 using einfuzz::unravel;  // row-major coordinates of a flat index (core/coords.hpp)
 
+/// unravel into `coords` (already of shape.size() entries): the same division, without allocating
+/// a vector per element.
+inline void unravel_into(std::int64_t flat, const Shape& shape, std::vector<std::int64_t>& coords) {
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    coords[i] = flat % shape[i];
+    flat /= shape[i];
+  }
+}
+
 /// Row-major flat index of `coords` in `shape`.
 inline std::int64_t ravel(const std::vector<std::int64_t>& coords, const Shape& shape) {
   std::int64_t flat = 0;
@@ -41,13 +50,14 @@ std::vector<std::vector<T>> broadcast_operands(const CheckedEinsum& e, std::span
   // and contraction counts, which are 0 then): element_count decides 0 before multiplying.
   const std::int64_t global_size = element_count(gshape);
   std::vector<std::vector<T>> out(e.operands.size());
+  std::vector<std::int64_t> coords(gshape.size()), physical;  // reused: no allocation per element
   for (std::size_t k = 0; k < e.operands.size(); ++k) {
     const CheckedOperand& op = e.operands[k];
     const auto x = inputs[k].values<T>();
     out[k].resize(static_cast<std::size_t>(global_size));
+    physical.resize(op.shape.size());
     for (std::int64_t g = 0; g < global_size; ++g) {
-      const auto coords = unravel(g, gshape);
-      std::vector<std::int64_t> physical(op.shape.size());
+      unravel_into(g, gshape, coords);
       for (std::size_t d = 0; d < op.shape.size(); ++d) {
         physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
       }
@@ -93,11 +103,16 @@ inline std::vector<std::int64_t> output_indices(const CheckedEinsum& e) {
 /// the contraction space.
 template <class Fn>
 void for_each_term(const CheckedEinsum& e, const Shape& gshape, std::int64_t o, Fn&& fn) {
-  const auto out_coords = unravel(o, e.output_shape);
-  std::vector<std::int64_t> coords(e.axes.size(), 0);
+  // Thread-local buffers: a campaign calls this once per output element, and an allocation per
+  // term would cost more than the term.
+  thread_local std::vector<std::int64_t> out_coords, coords, fibre_coords;
+  out_coords.resize(e.output_shape.size());
+  unravel_into(o, e.output_shape, out_coords);
+  coords.assign(e.axes.size(), 0);
+  fibre_coords.resize(e.contraction_shape.size());
   for (std::size_t i = 0; i < e.output.size(); ++i) coords[static_cast<std::size_t>(e.output[i])] = out_coords[i];
   for (std::int64_t c = 0; c < e.contraction_size; ++c) {
-    const auto fibre_coords = unravel(c, e.contraction_shape);
+    unravel_into(c, e.contraction_shape, fibre_coords);
     for (std::size_t j = 0; j < e.contracted.size(); ++j) {
       coords[static_cast<std::size_t>(e.contracted[j])] = fibre_coords[j];
     }
@@ -121,8 +136,9 @@ std::vector<T> fibre_rows(const CheckedReduce& r, std::span<const T> x) {
 
   std::vector<T> out(x.size());
   std::vector<std::int64_t> coords(elementary.size());
+  std::vector<std::int64_t> permuted_coords(permuted_shape.size());
   for (std::size_t q = 0; q < out.size(); ++q) {
-    const auto permuted_coords = unravel(static_cast<std::int64_t>(q), permuted_shape);
+    unravel_into(static_cast<std::int64_t>(q), permuted_shape, permuted_coords);
     for (std::size_t i = 0; i < order.size(); ++i) coords[static_cast<std::size_t>(order[i])] = permuted_coords[i];
     out[q] = x[static_cast<std::size_t>(ravel(coords, elementary))];
   }

@@ -321,3 +321,25 @@ RC_GTEST_PROP(CheckReduceProperty, NeverCrashesAndColumnsLieInsideThePattern, ()
 
 }  // namespace
 }  // namespace einfuzz
+
+namespace einfuzz {
+namespace {
+
+// check_reduce remembers its last call per thread (core/src/check_memo.hpp): a call that differs
+// from the last one in any argument is checked afresh.
+TEST(CheckMemo, EveryReduceArgumentTakesPartInTheLastCallsKey) {
+  const Lengths none;
+  const Lengths b2 = {{"b", 2}};
+  ASSERT_TRUE(check_reduce("a b -> a", "sum", {3, 2}, none, DType::f64).ok());
+  EXPECT_EQ(check_reduce("a b -> a", "median", {3, 2}, none, DType::f64).error().code, Code::unknownReduction);
+  EXPECT_EQ(check_reduce("a b -> a", "sum", {3, 2}, none, DType::boolean).error().code, Code::unsupportedDtype);
+  EXPECT_TRUE(check_reduce("a b -> a", "sum", {3, 2}, b2, DType::f64).ok());
+  EXPECT_FALSE(check_reduce("a b -> a", "sum", {3, 3}, b2, DType::f64).ok());
+  Limits tight;
+  tight.max_tensor_elements = 5;
+  EXPECT_EQ(check_reduce("a b -> a", "sum", {3, 2}, none, DType::f64, tight).error().code, Code::sizeLimitExceeded);
+  EXPECT_EQ(check_reduce("a b -> b", "sum", {3, 2}, none, DType::f64)->output_shape, (Shape{2}));
+}
+
+}  // namespace
+}  // namespace einfuzz

@@ -207,3 +207,25 @@ TEST(DTypeTable, RowsAreTheTypesAndTheirFormats) {
 
 }  // namespace
 }  // namespace einfuzz
+
+namespace einfuzz {
+namespace {
+
+// check_einsum remembers its last call per thread (core/src/check_memo.hpp): a call that differs
+// from the last one in any argument — the pattern, one length, one limit — is checked afresh.
+TEST(CheckMemo, EveryArgumentTakesPartInTheLastCallsKey) {
+  const std::vector<Shape> square = {{3, 3}, {3, 3}};
+  Limits tight;
+  tight.max_tensor_elements = 8;  // the 3×3 output is over it
+  ASSERT_TRUE(check_einsum("a b, b c -> a c", square).ok());
+  EXPECT_EQ(check_einsum("a b, b c -> a c", square, tight).error().code, Code::sizeLimitExceeded);
+  EXPECT_TRUE(check_einsum("a b, b c -> a c", square).ok());
+  const std::vector<Shape> mismatched = {{3, 3}, {4, 3}};
+  EXPECT_FALSE(check_einsum("a b, b c -> a c", mismatched).ok());
+  const CheckedEinsum outer = *check_einsum("a b, b c -> a b c", square);
+  EXPECT_EQ(outer.output_shape, (Shape{3, 3, 3}));
+  EXPECT_EQ(check_einsum("a b, b c -> a c", square)->output_shape, (Shape{3, 3}));
+}
+
+}  // namespace
+}  // namespace einfuzz

@@ -141,5 +141,27 @@ TEST(RunBoundary, ABackendThatThrowsIsACrash) {
   EXPECT_NE(out.backends[0].verdict.detail.find("boom"), std::string::npos);
 }
 
+// A backend that writes to its inputs is `input-modified`; the next backend is compared with the
+// inputs as it received them (the modified ones), so it is not blamed for the first one's write.
+TEST(RunBoundary, OnlyTheBackendThatWritesToItsInputsIsInputModified) {
+  class Writer final : public Backend {
+   public:
+    std::string_view name() const override { return "writer"; }
+    const Capabilities& capabilities() const override { return caps_; }
+    BackendResult run(const Case& c) override {
+      const_cast<Tensor&>(c.inputs[1]).values<double>()[3] = 1.0;  // NOLINT: the misbehaviour under test
+      return Tensor(c.dtype, Shape{2, 2});
+    }
+    Capabilities caps_;
+  } writer;
+  ZeroBackend honest;
+  Backend* backends[] = {&honest, &writer, &honest};
+  const CaseOutcome out = run_case(matmul_case(2), backends, RunOptions{});
+  ASSERT_EQ(out.backends.size(), 3u);
+  EXPECT_EQ(out.backends[0].verdict.kind, VerdictKind::pass);
+  EXPECT_EQ(out.backends[1].verdict.kind, VerdictKind::input_modified);
+  EXPECT_EQ(out.backends[2].verdict.kind, VerdictKind::pass);
+}
+
 }  // namespace
 }  // namespace einfuzz

@@ -1,6 +1,8 @@
 // The fused executor (fused/) as an ordered backend: check the case, compile, execute; a VJP case
 // answered with fused's ordered VJPs (SEMANTICS §13.8), one cotangent per forward input.
+#include <algorithm>
 #include <memory>
+#include <thread>
 #include <string>
 
 #include "einfuzz/backends/adapter.hpp"
@@ -20,6 +22,9 @@ class FusedBackend final : public Backend {
         caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor")) {
     caps_.vjp = true;  // ordered VJPs: the ordered judge compares them bit for bit with the reference's
     caps_.tie_rule = TieRule::equal_share;
+    // threads = 0 means the hardware concurrency: asked once here, not on every execute (glibc reads
+    // /sys on each std::thread::hardware_concurrency() call).
+    if (options_.exec.threads == 0) options_.exec.threads = std::max(1u, std::thread::hardware_concurrency());
   }
   std::string_view name() const override { return "fused"; }
   const Capabilities& capabilities() const override { return caps_; }

@@ -10,7 +10,7 @@
 #include "einfuzz/reference/reduce.hpp"
 #include "einfuzz/reference/vjp.hpp"
 #include "einfuzz/harness/judge_vjp.hpp"
-#include "inputs_checksum.hpp"
+#include "inputs_snapshot.hpp"
 
 namespace einfuzz {
 
@@ -139,6 +139,10 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     }
   }
   if (out.skipped) return out;  // a harness limit decides nothing about any backend (SEMANTICS §13.4)
+  // The inputs' bytes, copied once per case (not hashed twice per backend) and retaken only after a
+  // backend changed them, so each backend is compared with what it was given.
+  InputsSnapshot inputs;
+  bool inputs_taken = false;
   for (Backend* backend : backends) {
     BackendOutcome outcome{std::string(backend->name()), {}};
     if (!backend->supports(c)) {
@@ -148,7 +152,8 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     }
     // Only the backend's own code runs inside this boundary: an exception from the judge or the
     // oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
-    const std::uint64_t before = inputs_checksum(c.inputs);
+    if (!inputs_taken) inputs.take(c.inputs);
+    inputs_taken = true;
     std::optional<BackendResult> result;
     try {
       result.emplace(backend->run(c));
@@ -157,10 +162,11 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     } catch (...) {
       outcome.verdict = make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
     }
+    const bool modified = !inputs.unchanged(c.inputs);
+    if (modified) inputs_taken = false;
     if (result) {
-      outcome.verdict = inputs_checksum(c.inputs) != before
-                            ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
-                            : judge_or_abort(out, c, *result, *backend, options);
+      outcome.verdict = modified ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
+                                 : judge_or_abort(out, c, *result, *backend, options);
     }
     out.backends.push_back(std::move(outcome));
   }
