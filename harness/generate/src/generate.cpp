@@ -105,24 +105,28 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
   }
 
   const std::size_t operand_count = 1 + s.choose(static_cast<std::uint64_t>(std::max(1, options.max_operands)));
-  std::set<std::string> used;
+  // Flat containers (a handful of labels): `used` is sorted and deduplicated below, which gives
+  // std::set's order; `physical` is looked up by name as a std::map was.
+  std::vector<std::string> used;
+  std::vector<std::pair<std::string, std::int64_t>> physical;  // one physical length per label per operand
   bool any_ellipsis = false;
   std::string text;
   for (std::size_t k = 0; k < operand_count; ++k) {
     const std::size_t named = s.choose(static_cast<std::uint64_t>(options.max_axes_per_operand) + 1);
     std::vector<std::string> items;
     Shape shape;
-    std::map<std::string, std::int64_t> physical;  // one physical length per label per operand
+    physical.clear();
     for (std::size_t d = 0; d < named; ++d) {
       const Label& l = labels[s.choose(labels.size())];
       // A repeated label (a diagonal) multiplies the operand's size again: keep it within max_global.
-      const auto known = physical.find(l.name);
-      if (known != physical.end() && known->second > 1 &&
-          static_cast<double>(known->second) * static_cast<double>(operand_elements(shape)) >
+      auto it = std::find_if(physical.begin(), physical.end(), [&](const auto& p) { return p.first == l.name; });
+      const bool fresh = it == physical.end();
+      if (!fresh && it->second > 1 &&
+          static_cast<double>(it->second) * static_cast<double>(operand_elements(shape)) >
               static_cast<double>(options.max_global)) {
         continue;
       }
-      auto [it, fresh] = physical.try_emplace(l.name, l.length);
+      if (fresh) it = physical.emplace(physical.end(), l.name, l.length);
       if (fresh && l.length != 1 && s.chance(1, 5)) it->second = 1;  // size-1 broadcast
       const std::uint32_t kItemWeights[] = {44, 3, 1};                // a, (a), (a 1)
       switch (s.choose_weighted(kItemWeights)) {
@@ -131,7 +135,7 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
         default: items.push_back("(" + l.name + " 1)"); break;
       }
       shape.push_back(it->second);
-      used.insert(l.name);
+      used.push_back(l.name);
     }
     // An ellipsis covering the last 0..R slots (right-aligned), or rarely one of rank 0.
     if ((common_rank > 0 && s.chance(1, 2)) || (common_rank == 0 && s.chance(1, 16))) {
@@ -152,7 +156,9 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
   }
 
   // Output: a random arrangement of some used labels (each once), maybe the ellipsis.
-  std::vector<std::string> out(used.begin(), used.end());
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  std::vector<std::string> out = std::move(used);
   shuffle(s, out);
   out.resize(s.choose(out.size() + 1));
   if ((any_ellipsis && s.chance(2, 3)) || s.chance(1, 20)) {

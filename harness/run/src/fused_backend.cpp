@@ -24,7 +24,9 @@ class FusedBackend final : public Backend {
     caps_.tie_rule = TieRule::equal_share;
     // threads = 0 means the hardware concurrency: asked once here, not on every execute (glibc reads
     // /sys on each std::thread::hardware_concurrency() call).
-    if (options_.exec.threads == 0) options_.exec.threads = std::max(1u, std::thread::hardware_concurrency());
+    // The fuzz targets build a backend per input, so the answer is kept for the process.
+    static const unsigned hardware = std::max(1u, std::thread::hardware_concurrency());
+    if (options_.exec.threads == 0) options_.exec.threads = hardware;
   }
   std::string_view name() const override { return "fused"; }
   const Capabilities& capabilities() const override { return caps_; }
