@@ -294,7 +294,7 @@ struct EinsumCheckKey {
   Limits limits;
 
   bool matches(std::string_view p, std::span<const Shape> s, const Limits& l) const {
-    return p == pattern && l == limits && std::equal(s.begin(), s.end(), shapes.begin(), shapes.end());
+    return p == pattern && detail::same_limits(l, limits) && std::equal(s.begin(), s.end(), shapes.begin(), shapes.end());
   }
   void assign(std::string_view p, std::span<const Shape> s, const Limits& l) {
     pattern.assign(p);

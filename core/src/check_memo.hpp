@@ -4,12 +4,22 @@
 // the first call's result instead of lexing, parsing and checking again.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <utility>
 
 #include "einfuzz/core/diagnostic.hpp"
+#include "einfuzz/core/limits.hpp"
 
 namespace einfuzz::detail {
+
+/// Every field of two Limits equal (a key compares them all: any limit can change the verdict).
+inline bool same_limits(const Limits& a, const Limits& b) {
+  // A field added to Limits must be compared here too.
+  static_assert(sizeof(Limits) == 2 * sizeof(int) + 2 * sizeof(std::int64_t), "compare every Limits field");
+  return a.max_operands == b.max_operands && a.max_labels == b.max_labels &&
+         a.max_tensor_elements == b.max_tensor_elements && a.max_materialised_elements == b.max_materialised_elements;
+}
 
 /// The last (key, result) of one checker on this thread. `Key` has `matches(args…)` and
 /// `assign(args…)`, so a lookup compares the arguments in place without building a key.

@@ -406,7 +406,7 @@ struct ReduceCheckKey {
 
   bool matches(std::string_view p, std::string_view r, const Shape& in, AxisLengths lengths, DType d,
                const Limits& l) const {
-    return p == pattern && r == reduction && in == input && d == dtype && l == limits &&
+    return p == pattern && r == reduction && in == input && d == dtype && detail::same_limits(l, limits) &&
            std::equal(lengths.begin(), lengths.end(), axis_lengths.begin(), axis_lengths.end());
   }
   void assign(std::string_view p, std::string_view r, const Shape& in, AxisLengths lengths, DType d,

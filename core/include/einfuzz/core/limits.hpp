@@ -16,8 +16,6 @@ struct Limits {
   std::int64_t max_tensor_elements = std::int64_t{1} << 28;  ///< any one input or output tensor
   /// Elements the reference materialises: (global axis space) × (operands + 1).
   std::int64_t max_materialised_elements = std::int64_t{1} << 27;
-
-  friend bool operator==(const Limits&, const Limits&) = default;
 };
 
 /// Ok when `shape`'s element count is representable and within `limits.max_tensor_elements`;
