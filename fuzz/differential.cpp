@@ -80,6 +80,9 @@ int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
   if (!decoded) return 0;
   const Case& c = decoded->c;
   const TargetSetup setup = differential_setup(decoded->exec, data);
+  // Cheap first: a case over the work bound builds no backend (run_differential's own check of it
+  // is the checker memo's copy of this one).
+  if (too_much_work(check_case(c, setup.run.limits))) return 0;
   std::vector<std::unique_ptr<Backend>> owned;
   for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
   std::vector<Backend*> backends;
