@@ -7,6 +7,7 @@
 #include "einfuzz/core/check.hpp"
 
 #include "check_memo.hpp"
+
 #include "einfuzz/core/parse.hpp"
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/core/text.hpp"
