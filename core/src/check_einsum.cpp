@@ -5,12 +5,10 @@
 #include <unordered_map>
 
 #include "einfuzz/core/check.hpp"
-
-#include "check_memo.hpp"
-
 #include "einfuzz/core/parse.hpp"
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/core/text.hpp"
+#include "check_memo.hpp"
 
 namespace einfuzz {
 namespace {
