@@ -32,6 +32,7 @@ class TermTruth {
   /// What depends on N = K + k − 2 only.
   struct KConstants {
     double gamma = 0;        ///< γ_N' (upper bound; +inf when unbounded)
+    Dyadic gamma_exact;      ///< the same double as an exact dyadic (when bounded)
     Dyadic underflow_scale;  ///< (k−1)·(1+u)^N'·η (upper bound), 0 when k = 1
     OverflowCertificate sum_certificate;
   };

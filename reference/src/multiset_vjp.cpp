@@ -13,14 +13,55 @@
 namespace einfuzz::reference {
 namespace {
 
+/// One walk over G in row-major order (an odometer, no per-element allocation): for every global
+/// assignment a, the physical element of each operand it reads (length-1 dimensions read 0, the
+/// others a's coordinate of their label, as materialise.hpp's physical_indices) and its output
+/// element.
+struct GlobalReads {
+  std::vector<std::vector<std::int64_t>> physical;  ///< [operand][a]
+  std::vector<std::int64_t> output;                 ///< [a]
+};
+
+GlobalReads global_reads(const CheckedEinsum& e) {
+  const Shape gshape = detail::global_shape(e);
+  const std::int64_t size = element_count(gshape);
+  GlobalReads out;
+  out.physical.assign(e.operands.size(), std::vector<std::int64_t>(static_cast<std::size_t>(size)));
+  out.output.resize(static_cast<std::size_t>(size));
+  std::vector<std::int64_t> coords(gshape.size(), 0), physical, output_coords(e.output.size());
+  for (std::int64_t a = 0; a < size; ++a) {
+    for (std::size_t q = 0; q < e.operands.size(); ++q) {
+      const CheckedOperand& op = e.operands[q];
+      physical.resize(op.shape.size());
+      for (std::size_t d = 0; d < op.shape.size(); ++d) {
+        physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
+      }
+      out.physical[q][static_cast<std::size_t>(a)] = detail::ravel(physical, op.shape);
+    }
+    for (std::size_t i = 0; i < e.output.size(); ++i) output_coords[i] = coords[static_cast<std::size_t>(e.output[i])];
+    out.output[static_cast<std::size_t>(a)] = detail::ravel(output_coords, e.output_shape);
+    for (std::size_t i = gshape.size(); i-- > 0;) {  // the next row-major coordinate
+      if (++coords[i] < gshape[i]) break;
+      coords[i] = 0;
+    }
+  }
+  return out;
+}
+
 template <class T>
 MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g) {
-  const auto broadcast = detail::broadcast_operands<T>(e, inputs);
-  const std::vector<std::int64_t> out_index = detail::output_indices(e);
-  // The cotangent spread over G: g takes x_m's place as one more factor of every term.
+  const GlobalReads reads = global_reads(e);
+  // Every operand and the cotangent spread over G: g takes x_m's place as one more factor.
+  std::vector<std::vector<T>> broadcast(e.operands.size());
+  for (std::size_t q = 0; q < broadcast.size(); ++q) {
+    const auto x = inputs[q].values<T>();
+    broadcast[q].reserve(reads.output.size());
+    for (const std::int64_t p : reads.physical[q]) broadcast[q].push_back(x[static_cast<std::size_t>(p)]);
+  }
   const auto gv = g.values<T>();
-  std::vector<T> spread(out_index.size());
-  for (std::size_t a = 0; a < spread.size(); ++a) spread[a] = gv[static_cast<std::size_t>(out_index[a])];
+  std::vector<T> spread;
+  spread.reserve(reads.output.size());
+  for (const std::int64_t o : reads.output) spread.push_back(gv[static_cast<std::size_t>(o)]);
   const std::size_t k = e.operands.size();
   detail::TermTruth<T> truth(format_constants<T>(), static_cast<int>(k));
 
@@ -36,7 +77,7 @@ MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs,
     // The assignments reaching each physical element of operand m, in row-major order of G (a
     // bucket sort of physical_indices): K(p) = their count, 0 off a diagonal or on an empty axis,
     // the broadcast length where a size-1 dimension reads coordinate 0 for all of them.
-    const std::vector<std::int64_t> target = detail::physical_indices(e, m);
+    const std::vector<std::int64_t>& target = reads.physical[m];
     const auto size = static_cast<std::size_t>(inputs[m].size());
     offsets.assign(size + 1, 0);
     for (const std::int64_t p : target) ++offsets[static_cast<std::size_t>(p) + 1];
