@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/harness/run.hpp"
 #include "harness/oracle_vjp_support.hpp"
 
 namespace einfuzz {
@@ -190,6 +191,49 @@ TEST(OracleVjp, WrongCountShapeOrDtypeIsShapeMismatch) {
   EXPECT_EQ(judge_reduce("a ->", "max", y, g, {f32({2}, "0, 1")}).kind, VerdictKind::mismatch_shape);
   EXPECT_EQ(judge_reduce("a ->", "max", y, g, {f64({2}, "0, 1"), f64({2}, "0, 1")}).kind, VerdictKind::mismatch_shape);
   EXPECT_EQ(judge_reduce("a ->", "prod", y, g, {f64({1}, "0")}).kind, VerdictKind::mismatch_shape);
+}
+
+/// An any-order backend that answers every VJP case with fixed cotangents, under a tie rule.
+class FixedVjpBackend final : public Backend {
+ public:
+  FixedVjpBackend(std::vector<Tensor> answer, TieRule rule) : answer_(std::move(answer)) {
+    caps_.ops = {Op::einsum, Op::reduce};
+    caps_.reductions = {"sum", "mean", "prod", "min", "max"};
+    caps_.dtypes = {DType::f32, DType::f64};
+    caps_.vjp = true;
+    caps_.tie_rule = rule;
+  }
+  std::string_view name() const override { return "fixed-vjp"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case&) override { return Gradients{answer_}; }
+
+ private:
+  std::vector<Tensor> answer_;
+  Capabilities caps_;
+};
+
+// Through the run boundary: an any-order backend declaring `vjp` is judged by the multiset VJP
+// oracle with its declared tie rule (before this oracle landed, this path aborted as staged).
+TEST(OracleVjp, RunCaseJudgesAnAnyOrderVjpBackend) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = "a ->";
+  c.reduction = "max";
+  c.dtype = DType::f64;
+  c.inputs = {f64({3}, "1, 3, 3")};
+  c.cotangent = f64({}, "2");
+  FixedVjpBackend share({f64({3}, "0, 1, 1")}, TieRule::equal_share);
+  Backend* list[] = {&share};
+  EXPECT_EQ(run_case(c, list, {}).backends.at(0).verdict.kind, VerdictKind::pass);
+  FixedVjpBackend one({f64({3}, "0, 2, 0")}, TieRule::one);
+  Backend* one_list[] = {&one};
+  EXPECT_EQ(run_case(c, one_list, {}).backends.at(0).verdict.kind, VerdictKind::pass);
+  FixedVjpBackend wrong({f64({3}, "0, 2, 0")}, TieRule::equal_share);
+  Backend* wrong_list[] = {&wrong};
+  const Verdict v = run_case(c, wrong_list, {}).backends.at(0).verdict;
+  EXPECT_EQ(v.kind, VerdictKind::mismatch_value) << explain(v);
+  ASSERT_TRUE(v.first);
+  EXPECT_EQ(v.first->gradient_of, 0);
 }
 
 }  // namespace
