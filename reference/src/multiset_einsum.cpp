@@ -8,6 +8,7 @@
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 #include "einfuzz/core/rounding.hpp"
+#include "element_truth.hpp"
 #include "exact_bounds.hpp"
 #include "exact_sum.hpp"
 #include "materialise.hpp"
@@ -45,6 +46,19 @@ bool term_less(const detail::ExactTerm& a, const detail::ExactTerm& b) {
   return a.m < (b.m << (b.e - a.e));
 }
 
+/// a + b with the representation Dyadic::operator+ gives (the smaller exponent), built in one
+/// allocation: the bound's γ·S and its far smaller η term are ~1100 bits apart for f64.
+Dyadic sum_of(const Dyadic& a, const Dyadic& b) {
+  if (a.is_zero()) return b;
+  if (b.is_zero()) return a;
+  const Dyadic& low = a.exponent() <= b.exponent() ? a : b;
+  const Dyadic& high = a.exponent() <= b.exponent() ? b : a;
+  mpz_class m;
+  mpz_mul_2exp(m.get_mpz_t(), high.mantissa().get_mpz_t(), static_cast<mp_bitcnt_t>(high.exponent() - low.exponent()));
+  mpz_add(m.get_mpz_t(), m.get_mpz_t(), low.mantissa().get_mpz_t());
+  return Dyadic(std::move(m), low.exponent());
+}
+
 }  // namespace
 
 double gamma_up(std::int64_t n, double u) {
@@ -59,192 +73,225 @@ double one_plus_u_pow_up(std::int64_t n, double u) {
   return next_up(next_up(std::exp(static_cast<double>(n) * u)));
 }
 
+namespace detail {
+
+template <class T>
+TermTruth<T>::TermTruth(const FormatConstants& fc, int k)
+    : fc_(fc), k_(k), underflow_floor_(1, fc.min_exponent), product_certificate_(std::max(k - 1, 0), fc) {
+  // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly.
+  const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
+  for (int i = 0; i < k; ++i) underflow_floor_ = underflow_floor_ * one_plus_u;
+}
+
+template <class T>
+typename TermTruth<T>::KConstants& TermTruth<T>::constants(std::int64_t K) {
+  if (K == last_k_) return *last_;
+  auto it = by_k_.find(K);
+  if (it == by_k_.end()) {
+    const std::int64_t N = K + k_ - 2;
+    const std::int64_t N1 = N >= 1 ? N + 1 : 0;
+    const double growth = one_plus_u_pow_up(N1, fc_.u);
+    // U's constant factor (k−1)·(1+u)^N' (bounded above) times η = 2^(emin−p), exactly.
+    Dyadic underflow_scale = k_ >= 2 ? Dyadic::of(mul_up(static_cast<double>(k_ - 1), growth)) * Dyadic(1, fc_.eta_exponent)
+                                     : Dyadic();
+    const double gamma = gamma_up(N1, fc_.u);
+    it = by_k_.emplace(K, KConstants{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
+                                     OverflowCertificate(N1, fc_)})
+             .first;
+  }
+  last_k_ = K;
+  last_ = &it->second;
+  return *last_;
+}
+
+template <class T>
+void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const T* const> factors, ElementTruth& t,
+                           T& r) {
+  const int k = k_;
+  const auto K = static_cast<std::int64_t>(terms.size());
+  KConstants& c = constants(K);
+  const double gamma = c.gamma;
+  t.terms = K;
+  t.factors = k;
+  // Every finite term as an exact (m, e) pair when its product fits 127 bits (the common case),
+  // else as a Dyadic; then one exact sum per sign in a digit accumulator.
+  std::vector<ExactTerm>& finite_terms = finite_terms_;
+  std::vector<ExactTerm>& grow_terms = grow_terms_;
+  finite_terms.clear();
+  grow_terms.clear();
+  ExactAccumulator wide_sum, wide_abs_sum, wide_magnitude;  // the rare > 127-bit products
+  Dyadic wide_max_grow;                   // max_j P_j over the > 127-bit ones
+  ExactTerm max_grow{0, 0};               // max_j P_j over the others (m = 0: none yet)
+  bool any_wide = false;
+  bool pos_inf = false, neg_inf = false, nan_term = false;
+  for (const std::int64_t g : terms) {
+    const auto at = [&](int m) { return factors[static_cast<std::size_t>(m)][g]; };
+    bool has_nan = false, has_inf = false, has_zero = false, negative = false;
+    ExactTerm product, grow;
+    for (int m = 0; m < k; ++m) {
+      const T x = at(m);
+      if (std::isnan(x)) { has_nan = true; continue; }
+      negative ^= std::signbit(x);
+      if (std::isinf(x)) { has_inf = true; continue; }
+      if (x == 0) { has_zero = true; continue; }
+      const Decomposed d = decompose(x);
+      product.multiply(d);
+      if (std::fabs(x) > T(1)) grow.multiply(d);
+    }
+    // Every term contributes Π max(1,|x|) over its finite factors to M (§3), zero or not.
+    if (grow.wide) {
+      any_wide = true;
+      Dyadic exact_grow(1, 0);
+      for (int m = 0; m < k; ++m) {
+        const T x = at(m);
+        if (std::isfinite(x) && std::fabs(x) > T(1)) exact_grow = exact_grow * Dyadic::of(std::fabs(x));
+      }
+      wide_magnitude.add(exact_grow);
+      if (compare(exact_grow, wide_max_grow) > 0) wide_max_grow = exact_grow;
+    } else {
+      grow_terms.push_back(grow);
+      if (max_grow.m == 0 || term_less(max_grow, grow)) max_grow = grow;
+    }
+    if (has_nan) {
+      t.nan_input = true;
+      nan_term = true;
+    } else if (has_inf && has_zero) {
+      t.zero_times_inf = true;
+      nan_term = true;
+    } else if (has_inf) {
+      (negative ? neg_inf : pos_inf) = true;
+      Dyadic shrink(1, 0);
+      for (int m = 0; m < k; ++m) {
+        const T x = at(m);
+        if (std::isfinite(x) && std::fabs(x) < T(1)) shrink = shrink * Dyadic::of(std::fabs(x));
+      }
+      if (compare(shrink, underflow_floor_) < 0) t.no_inf_underflow = false;
+    } else if (!has_zero) {
+      if (product.wide) {
+        any_wide = true;
+        Dyadic exact_product(1, 0);  // Dyadic::of keeps each factor's sign
+        for (int m = 0; m < k; ++m) exact_product = exact_product * Dyadic::of(at(m));
+        wide_sum.add(exact_product);
+        wide_abs_sum.add(exact_product.abs());
+      } else {
+        product.negative = negative;
+        finite_terms.push_back(product);
+      }
+    }
+  }
+  // Exact sums over a window that covers every term (plus carry headroom inside the accumulator).
+  const auto window = [](const std::vector<ExactTerm>& list, long& base, long& bits) {
+    long lo = 0, hi = 0;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      lo = i ? std::min(lo, list[i].e) : list[i].e;
+      hi = i ? std::max(hi, list[i].e) : list[i].e;
+    }
+    base = lo;
+    bits = hi - lo + 128;
+  };
+  const bool single = finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide;
+  Dyadic abs_exact, magnitude_exact;  // S(o) and M(o), exact
+  double magnitude_down = 0;          // M(o) rounded down (t.magnitude: up)
+  if (single) {
+    // One term at most (passthrough, diagonals, outer products): no accumulator, no GMP rounding.
+    const ExactTerm term = finite_terms.empty() ? ExactTerm{0, 0} : finite_terms.front();
+    const ExactTerm grow = grow_terms.empty() ? ExactTerm{0, 0} : grow_terms.front();
+    t.exact = Dyadic::of_u128(term.m, term.e, term.negative);
+    abs_exact = Dyadic::of_u128(term.m, term.e, false);
+    magnitude_exact = Dyadic::of_u128(grow.m, grow.e, false);
+    t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
+    t.magnitude = round_binary<double>(grow.m, grow.e, false, Rounding::up);
+    magnitude_down = round_binary<double>(grow.m, grow.e, false, Rounding::down);
+  } else {
+    long base = 0, bits = 0;
+    window(finite_terms, base, bits);
+    positive_.reset(base, bits);
+    negative_part_.reset(base, bits);
+    for (const auto& term : finite_terms) (term.negative ? negative_part_ : positive_).add(term.m, term.e);
+    const Dyadic pos = positive_.value();
+    const Dyadic neg = negative_part_.value();
+    window(grow_terms, base, bits);
+    grow_sum_.reset(base, bits);
+    for (const auto& term : grow_terms) grow_sum_.add(term.m, term.e);
+    ExactAccumulator sum, abs_sum, magnitude;
+    sum.add(pos);
+    sum.add(-neg);
+    sum.add(wide_sum.value());
+    abs_sum.add(pos);
+    abs_sum.add(neg);
+    abs_sum.add(wide_abs_sum.value());
+    magnitude.add(grow_sum_.value());
+    magnitude.add(wide_magnitude.value());
+    t.exact = sum.value();
+    abs_exact = abs_sum.value();
+    magnitude_exact = magnitude.value();
+    t.abs_sum = abs_exact.round<double>(Rounding::up);
+    t.magnitude = magnitude_exact.round<double>(Rounding::up);
+    magnitude_down = magnitude_exact.round<double>(Rounding::down);
+  }
+  t.mixed_inf = pos_inf && neg_inf;
+  t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
+                  : pos_inf                 ? ValueClass::pos_inf
+                  : neg_inf                 ? ValueClass::neg_inf
+                                            : ValueClass::finite;
+  // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
+  // (every term the product of its own factors, then summed) even when M >= Ω.
+  t.no_overflow = magnitude_exact.is_zero() || c.sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
+  if (t.no_overflow) {
+    t.no_overflow_nonfactoring = true;
+  } else {
+    const Dyadic max_p = max_grow.m == 0 ? wide_max_grow
+                                         : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
+                                                    [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
+    t.no_overflow_nonfactoring = product_certificate_.below_omega(max_p) && c.sum_certificate.below_omega(abs_exact);
+  }
+  // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
+  // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
+  t.bounded = !std::isinf(gamma);
+  if (t.bounded && gamma == 0) {  // the passthrough: exact
+    t.bound = 0;
+  } else if (t.bounded) {
+    t.scaled_bound = c.gamma_exact * abs_exact;
+    if (k >= 2) t.scaled_bound = sum_of(t.scaled_bound, c.underflow_scale * magnitude_exact);
+    t.bound = t.scaled_bound.round<double>(Rounding::up);
+  } else {
+    t.bound = std::numeric_limits<double>::infinity();
+  }
+
+  switch (t.value_class) {
+    case ValueClass::nan: r = std::numeric_limits<T>::quiet_NaN(); break;
+    case ValueClass::pos_inf: r = std::numeric_limits<T>::infinity(); break;
+    case ValueClass::neg_inf: r = -std::numeric_limits<T>::infinity(); break;
+    case ValueClass::finite: r = t.exact.round<T>(Rounding::nearest_even); break;
+  }
+}
+
+template class TermTruth<float>;
+template class TermTruth<double>;
+
+}  // namespace detail
+
 namespace {
 
 template <class T>
 MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) {
-  const FormatConstants fc = format_constants<T>();
   const Shape gshape = detail::global_shape(e);
   const auto broadcast = detail::broadcast_operands<T>(e, inputs);
   const int k = static_cast<int>(e.operands.size());
-  const std::int64_t K = e.contraction_size;
-  const std::int64_t N = K + k - 2;
-  const std::int64_t N1 = N >= 1 ? N + 1 : 0;
-  const double gamma = gamma_up(N1, fc.u);
-  const double growth = one_plus_u_pow_up(N1, fc.u);
-  // U's constant factor (k−1)·(1+u)^N' (bounded above) times η = 2^(emin−p), exactly.
-  const Dyadic underflow_scale = k >= 2 ? Dyadic::of(mul_up(static_cast<double>(k - 1), growth)) * Dyadic(1, fc.eta_exponent)
-                                        : Dyadic();
-  detail::OverflowCertificate sum_certificate(N1, fc);                 // M (or S) · (1+u)^N' < Ω
-  detail::OverflowCertificate product_certificate(std::max(k - 1, 0), fc);  // max_j P_j · (1+u)^(k−1) < Ω
-  // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly.
-  Dyadic underflow_floor(1, fc.min_exponent);
-  {
-    const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
-    for (int i = 0; i < k; ++i) underflow_floor = underflow_floor * one_plus_u;
-  }
+  std::vector<const T*> factors;
+  for (const auto& b : broadcast) factors.push_back(b.data());
+  detail::TermTruth<T> truth(format_constants<T>(), k);
 
   MultisetEinsum out;
   out.rounded = Tensor(dtype_of_v<T>, e.output_shape);
   auto rounded = out.rounded.values<T>();
   out.elements.resize(static_cast<std::size_t>(e.output_size));
-  // Per element: every finite term as an exact (m, e) pair when its product fits 127 bits (the
-  // common case), else as a Dyadic; then one exact sum per sign in a digit accumulator.
-  std::vector<detail::ExactTerm> finite_terms, grow_terms;
-  detail::DigitAccumulator positive, negative_part, grow_sum;
+  std::vector<std::int64_t> terms;
+  terms.reserve(static_cast<std::size_t>(e.contraction_size));
   for (std::int64_t o = 0; o < e.output_size; ++o) {
-    ElementTruth& t = out.elements[static_cast<std::size_t>(o)];
-    t.terms = K;
-    t.factors = k;
-    finite_terms.clear();
-    grow_terms.clear();
-    ExactAccumulator wide_sum, wide_abs_sum, wide_magnitude;  // the rare > 127-bit products
-    Dyadic wide_max_grow;                   // max_j P_j over the > 127-bit ones
-    detail::ExactTerm max_grow{0, 0};       // max_j P_j over the others (m = 0: none yet)
-    bool any_wide = false;
-    bool pos_inf = false, neg_inf = false, nan_term = false;
-    detail::for_each_term(e, gshape, o, [&](std::int64_t g) {
-      bool has_nan = false, has_inf = false, has_zero = false, negative = false;
-      detail::ExactTerm product, grow;
-      for (int m = 0; m < k; ++m) {
-        const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
-        if (std::isnan(x)) { has_nan = true; continue; }
-        negative ^= std::signbit(x);
-        if (std::isinf(x)) { has_inf = true; continue; }
-        if (x == 0) { has_zero = true; continue; }
-        const detail::Decomposed d = detail::decompose(x);
-        product.multiply(d);
-        if (std::fabs(x) > T(1)) grow.multiply(d);
-      }
-      // Every term contributes Π max(1,|x|) over its finite factors to M (§3), zero or not.
-      if (grow.wide) {
-        any_wide = true;
-        Dyadic exact_grow(1, 0);
-        for (int m = 0; m < k; ++m) {
-          const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
-          if (std::isfinite(x) && std::fabs(x) > T(1)) exact_grow = exact_grow * Dyadic::of(std::fabs(x));
-        }
-        wide_magnitude.add(exact_grow);
-        if (compare(exact_grow, wide_max_grow) > 0) wide_max_grow = exact_grow;
-      } else {
-        grow_terms.push_back(grow);
-        if (max_grow.m == 0 || term_less(max_grow, grow)) max_grow = grow;
-      }
-      if (has_nan) {
-        t.nan_input = true;
-        nan_term = true;
-      } else if (has_inf && has_zero) {
-        t.zero_times_inf = true;
-        nan_term = true;
-      } else if (has_inf) {
-        (negative ? neg_inf : pos_inf) = true;
-        Dyadic shrink(1, 0);
-        for (int m = 0; m < k; ++m) {
-          const T x = broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)];
-          if (std::isfinite(x) && std::fabs(x) < T(1)) shrink = shrink * Dyadic::of(std::fabs(x));
-        }
-        if (compare(shrink, underflow_floor) < 0) t.no_inf_underflow = false;
-      } else if (!has_zero) {
-        if (product.wide) {
-          any_wide = true;
-          Dyadic exact_product(1, 0);  // Dyadic::of keeps each factor's sign
-          for (int m = 0; m < k; ++m) {
-            exact_product = exact_product * Dyadic::of(broadcast[static_cast<std::size_t>(m)][static_cast<std::size_t>(g)]);
-          }
-          wide_sum.add(exact_product);
-          wide_abs_sum.add(exact_product.abs());
-        } else {
-          product.negative = negative;
-          finite_terms.push_back(product);
-        }
-      }
-    });
-    // Exact sums over a window that covers every term (plus carry headroom inside the accumulator).
-    const auto window = [](const std::vector<detail::ExactTerm>& terms, long& base, long& bits) {
-      long lo = 0, hi = 0;
-      for (std::size_t i = 0; i < terms.size(); ++i) {
-        lo = i ? std::min(lo, terms[i].e) : terms[i].e;
-        hi = i ? std::max(hi, terms[i].e) : terms[i].e;
-      }
-      base = lo;
-      bits = hi - lo + 128;
-    };
-    const bool single = finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide;
-    Dyadic abs_exact, magnitude_exact;  // S(o) and M(o), exact
-    double magnitude_down = 0;          // M(o) rounded down (t.magnitude: up)
-    if (single) {
-      // One term at most (passthrough, diagonals, outer products): no accumulator, no GMP rounding.
-      const detail::ExactTerm term = finite_terms.empty() ? detail::ExactTerm{0, 0} : finite_terms.front();
-      const detail::ExactTerm grow = grow_terms.empty() ? detail::ExactTerm{0, 0} : grow_terms.front();
-      t.exact = Dyadic::of_u128(term.m, term.e, term.negative);
-      abs_exact = Dyadic::of_u128(term.m, term.e, false);
-      magnitude_exact = Dyadic::of_u128(grow.m, grow.e, false);
-      t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
-      t.magnitude = round_binary<double>(grow.m, grow.e, false, Rounding::up);
-      magnitude_down = round_binary<double>(grow.m, grow.e, false, Rounding::down);
-    } else {
-      long base = 0, bits = 0;
-      window(finite_terms, base, bits);
-      positive.reset(base, bits);
-      negative_part.reset(base, bits);
-      for (const auto& term : finite_terms) (term.negative ? negative_part : positive).add(term.m, term.e);
-      const Dyadic pos = positive.value();
-      const Dyadic neg = negative_part.value();
-      window(grow_terms, base, bits);
-      grow_sum.reset(base, bits);
-      for (const auto& term : grow_terms) grow_sum.add(term.m, term.e);
-      ExactAccumulator sum, abs_sum, magnitude;
-      sum.add(pos);
-      sum.add(-neg);
-      sum.add(wide_sum.value());
-      abs_sum.add(pos);
-      abs_sum.add(neg);
-      abs_sum.add(wide_abs_sum.value());
-      magnitude.add(grow_sum.value());
-      magnitude.add(wide_magnitude.value());
-      t.exact = sum.value();
-      abs_exact = abs_sum.value();
-      magnitude_exact = magnitude.value();
-      t.abs_sum = abs_exact.round<double>(Rounding::up);
-      t.magnitude = magnitude_exact.round<double>(Rounding::up);
-      magnitude_down = magnitude_exact.round<double>(Rounding::down);
-    }
-    t.mixed_inf = pos_inf && neg_inf;
-    t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
-                    : pos_inf                 ? ValueClass::pos_inf
-                    : neg_inf                 ? ValueClass::neg_inf
-                                              : ValueClass::finite;
-    // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
-    // (every term the product of its own factors, then summed) even when M >= Ω.
-    t.no_overflow = magnitude_exact.is_zero() || sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
-    if (t.no_overflow) {
-      t.no_overflow_nonfactoring = true;
-    } else {
-      const Dyadic max_p = max_grow.m == 0 ? wide_max_grow
-                                           : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
-                                                      [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
-      t.no_overflow_nonfactoring = product_certificate.below_omega(max_p) && sum_certificate.below_omega(abs_exact);
-    }
-    // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
-    // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
-    t.bounded = !std::isinf(gamma);
-    if (t.bounded && gamma == 0) {  // the passthrough: exact
-      t.bound = 0;
-    } else if (t.bounded) {
-      t.scaled_bound = Dyadic::of(gamma) * abs_exact;
-      if (k >= 2) t.scaled_bound = t.scaled_bound + underflow_scale * magnitude_exact;
-      t.bound = t.scaled_bound.round<double>(Rounding::up);
-    } else {
-      t.bound = std::numeric_limits<double>::infinity();
-    }
-
-    T& r = rounded[static_cast<std::size_t>(o)];
-    switch (t.value_class) {
-      case ValueClass::nan: r = std::numeric_limits<T>::quiet_NaN(); break;
-      case ValueClass::pos_inf: r = std::numeric_limits<T>::infinity(); break;
-      case ValueClass::neg_inf: r = -std::numeric_limits<T>::infinity(); break;
-      case ValueClass::finite: r = t.exact.round<T>(Rounding::nearest_even); break;
-    }
+    terms.clear();
+    detail::for_each_term(e, gshape, o, [&](std::int64_t g) { terms.push_back(g); });
+    truth.compute(terms, factors, out.elements[static_cast<std::size_t>(o)], rounded[static_cast<std::size_t>(o)]);
   }
   return out;
 }

@@ -1,11 +1,12 @@
 // The VJP judges (ORACLE §7): the ordered one tensor by tensor against the reference's ordered
-// VJP, and the combination of per-tensor verdicts into the case's.
+// VJP, the any-order one tensor by tensor against the multiset VJP truth, and the combination of
+// per-tensor verdicts into the case's.
 #include "einfuzz/harness/judge_vjp.hpp"
 
 #include <string>
 #include <utility>
 
-#include "einfuzz/core/harness_bug.hpp"
+#include "judge_vjp_ties.hpp"
 
 namespace einfuzz {
 namespace {
@@ -60,9 +61,24 @@ Verdict judge_vjp_ordered(const std::vector<Tensor>& expected, const Gradients& 
   return combine_gradient_verdicts(std::move(verdicts));
 }
 
-Verdict judge_vjp_any_order(const reference::MultisetVjp&, const Gradients&, const VjpJudgeOptions&) {
-  // STAGING: lands with the multiset VJP oracle; no built-in any-order backend declares `vjp` yet.
-  harness_bug("judge_vjp_any_order: the any-order VJP judge is not built yet");
+Verdict judge_vjp_any_order(const reference::MultisetVjp& truth, const Gradients& actual,
+                            const VjpJudgeOptions& options) {
+  const std::size_t expected = truth.ties ? 1 : truth.inputs.size();
+  if (actual.tensors.size() != expected) {
+    return make_verdict(VerdictKind::mismatch_shape, "expected " + std::to_string(expected) +
+                                                         " cotangents (one per forward input), got " +
+                                                         std::to_string(actual.tensors.size()));
+  }
+  std::vector<Verdict> verdicts;
+  verdicts.reserve(expected);
+  if (truth.ties) {
+    verdicts.push_back(detail::judge_vjp_ties(*truth.ties, actual.tensors[0], options));
+  } else {
+    // Reductions never factor (one operand); an einsum VJP may, as its forward einsum (§7 table).
+    const AnyOrderJudgeOptions element{options.factoring && truth.einsum, options.strict_signed_zero};
+    for (std::size_t m = 0; m < expected; ++m) verdicts.push_back(judge_any_order(truth.inputs[m], actual.tensors[m], element));
+  }
+  return combine_gradient_verdicts(std::move(verdicts));
 }
 
 }  // namespace einfuzz

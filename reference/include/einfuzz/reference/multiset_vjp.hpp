@@ -2,6 +2,8 @@
 // the exact value and its enclosure for any evaluation order, or the tie-set facts min/max judge.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -12,14 +14,41 @@
 
 namespace einfuzz::reference {
 
-/// Everything the any-order VJP judge needs, one entry per forward input.
-struct MultisetVjp {
-  /// Per forward input m: ŝ* rounded once and the per-element truth of its cotangent (einsum: the
-  /// §1–§3 truth with g in x_m's place and K the assignments reaching the element).
-  std::vector<MultisetEinsum> inputs;
+/// min/max VJPs: who may receive the cotangent. T = the fibre elements equal (IEEE ==, so both
+/// zero signs) to the fibre's extreme; a fibre holding a NaN has no agreed rule (ORACLE §7).
+struct VjpTies {
+  /// The forward input's shape (its cotangent's).
+  Shape input_shape;
+  /// Per input element (flat, row-major over the input): the output element whose fibre holds it.
+  std::vector<std::int64_t> fibre_of;
+  /// Per input element: in T of its fibre (false in a NaN fibre).
+  std::vector<bool> in_tie;
+  /// Per output element: the fibre holds a NaN, so its elements are `indeterminate(nan-tie)`.
+  std::vector<bool> nan_fibre;
+  /// The input elements of every T, fibre by fibre (each fibre's in row-major fibre order).
+  std::vector<std::int64_t> tie_elements;
+  /// Per tie element (parallel to tie_elements): g / |T| exactly (divisor |T|), enclosure
+  /// γ_2·|g/|T|| + η (rule equal-share). Tensors are 1-D over tie_elements.
+  MultisetEinsum share;
+  /// Per tie element: g itself, exact (rules one and all).
+  MultisetEinsum whole;
+  /// The cotangent, one value per fibre (rule one: exactly one element of T gets it).
+  Tensor cotangent;
 };
 
-/// The multiset VJP truth of a checked float einsum with cotangent `g`.
+/// Everything the any-order VJP judge needs, one entry per forward input.
+struct MultisetVjp {
+  /// Per forward input m: ŝ* rounded once and the per-element truth of its cotangent — einsum: the
+  /// §1–§3 truth with g in x_m's place and K the assignments reaching the element; sum: the copy
+  /// of g; mean: g/n; prod: g·Π_{j≠p} x_j. Empty for min/max (see `ties`).
+  std::vector<MultisetEinsum> inputs;
+  /// True for einsum: the backend's `factoring` declaration applies. Reductions never factor.
+  bool einsum = false;
+  /// min/max only.
+  std::optional<VjpTies> ties;
+};
+
+/// The multiset VJP truth of a checked float einsum with cotangent `g` (the output's shape).
 MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g);
 
 /// The multiset VJP truth of a checked float reduce of a differentiable kind with cotangent `g`.

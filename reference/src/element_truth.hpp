@@ -1,0 +1,55 @@
+// The one per-element computation of ORACLE §1–§3 shared by the forward einsum oracle and the
+// einsum VJP oracle: the exact value, enclosure, special class and certificates of one element
+// from "the terms of this element" (global indices) over k factor arrays, with a per-element K.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <vector>
+
+#include "einfuzz/reference/exact.hpp"
+#include "einfuzz/reference/multiset.hpp"
+#include "exact_bounds.hpp"
+#include "exact_sum.hpp"
+
+namespace einfuzz::reference::detail {
+
+/// Computes ElementTruth for elements whose terms are products of k factors, factor m of the term
+/// at global index a being factors[m][a]. K = terms.size() may differ from element to element (a
+/// VJP's diagonals and size-1 broadcasts); the constants that depend on K are cached per K.
+/// Reused across elements: its scratch buffers keep their capacity.
+template <class T>
+class TermTruth {
+ public:
+  TermTruth(const FormatConstants& fc, int k);
+
+  /// The truth of one element from its terms (row-major global indices, possibly none) and ŝ*
+  /// (its exact value rounded once; NaN / ±Inf for the special classes, +0 when K = 0).
+  void compute(std::span<const std::int64_t> terms, std::span<const T* const> factors, ElementTruth& t, T& rounded);
+
+ private:
+  /// What depends on N = K + k − 2 only.
+  struct KConstants {
+    double gamma = 0;        ///< γ_N' (upper bound; +inf when unbounded)
+    Dyadic gamma_exact;      ///< the same double as an exact dyadic (when bounded)
+    Dyadic underflow_scale;  ///< (k−1)·(1+u)^N'·η (upper bound), 0 when k = 1
+    OverflowCertificate sum_certificate;
+  };
+  KConstants& constants(std::int64_t K);
+
+  FormatConstants fc_;
+  int k_;
+  Dyadic underflow_floor_;  ///< 2^emin·(1+u)^k exactly
+  OverflowCertificate product_certificate_;
+  std::map<std::int64_t, KConstants> by_k_;
+  std::int64_t last_k_ = -1;
+  KConstants* last_ = nullptr;
+  std::vector<ExactTerm> finite_terms_, grow_terms_;
+  DigitAccumulator positive_, negative_part_, grow_sum_;
+};
+
+extern template class TermTruth<float>;
+extern template class TermTruth<double>;
+
+}  // namespace einfuzz::reference::detail
