@@ -3,6 +3,8 @@
 #include "einfuzz/harness/run.hpp"
 
 #include <exception>
+#include <optional>
+#include <vector>
 
 #include "einfuzz/core/harness_bug.hpp"
 
@@ -118,16 +120,25 @@ Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResul
   }
 }
 
+/// The boundary around one backend call (submit, collect or run): a backend that throws is a crash.
+template <class Call>
+std::optional<Verdict> guarded(Call call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    return make_verdict(VerdictKind::crash, std::string("the backend threw: ") + e.what());
+  } catch (...) {
+    return make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
   CaseOutcome out;
   auto checked = check_case(c, options.limits);
-  if (checked) {
-    out.expected = evaluate_reference(*checked, c.inputs);
-    if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
-    out.checked = std::move(*checked);
-  } else {
+  if (!checked) {
     out.rejection = checked.error();
     if (out.rejection->code == Code::sizeLimitExceeded) out.skipped = out.rejection;
   }
@@ -139,30 +150,58 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     }
   }
   if (out.skipped) return out;  // a harness limit decides nothing about any backend (SEMANTICS §13.4)
-  for (Backend* backend : backends) {
-    BackendOutcome outcome{std::string(backend->name()), {}};
-    if (!backend->supports(c)) {
-      outcome.verdict = make_verdict(VerdictKind::unsupported, "outside the backend's declared capabilities");
-      out.backends.push_back(std::move(outcome));
-      continue;
-    }
-    // Only the backend's own code runs inside this boundary: an exception from the judge or the
-    // oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
+
+  // Only the backend's own code runs inside the guarded boundary: an exception from the judge or
+  // the oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
+  std::vector<std::optional<Verdict>> verdicts(backends.size());
+  std::vector<std::optional<BackendResult>> results(backends.size());
+  std::vector<bool> submitted(backends.size(), false);
+  const auto supported = [&](std::size_t i) {
+    if (backends[i]->supports(c)) return true;
+    verdicts[i] = make_verdict(VerdictKind::unsupported, "outside the backend's declared capabilities");
+    return false;
+  };
+  // Concurrent backends (PROTOCOL A processes) first: their requests go out now, and they work
+  // while the reference and the in-process backends run here. Each works on its own copy of the
+  // case once submit returned, so only submit itself can touch the inputs.
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (!backends[i]->concurrent() || !supported(i)) continue;
     const std::uint64_t before = inputs_checksum(c.inputs);
-    std::optional<BackendResult> result;
-    try {
-      result.emplace(backend->run(c));
-    } catch (const std::exception& e) {
-      outcome.verdict = make_verdict(VerdictKind::crash, std::string("the backend threw: ") + e.what());
-    } catch (...) {
-      outcome.verdict = make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
+    verdicts[i] = guarded([&] { backends[i]->submit(c); });
+    submitted[i] = !verdicts[i];
+    if (submitted[i] && inputs_checksum(c.inputs) != before) {
+      verdicts[i] = make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs");
     }
-    if (result) {
-      outcome.verdict = inputs_checksum(c.inputs) != before
-                            ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
-                            : judge_or_abort(out, c, *result, *backend, options);
+  }
+  if (checked) {
+    out.expected = evaluate_reference(*checked, c.inputs);
+    if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
+    out.checked = std::move(*checked);
+  }
+  const auto judge = [&](std::size_t i) {
+    if (results[i]) verdicts[i] = judge_or_abort(out, c, *results[i], *backends[i], options);
+  };
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (backends[i]->concurrent() || !supported(i)) continue;
+    const std::uint64_t before = inputs_checksum(c.inputs);
+    verdicts[i] = guarded([&] { results[i].emplace(backends[i]->run(c)); });
+    if (results[i] && inputs_checksum(c.inputs) != before) {
+      results[i].reset();
+      verdicts[i] = make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs");
     }
-    out.backends.push_back(std::move(outcome));
+    judge(i);
+  }
+  // Collected in order; a concurrent backend's own thread kept its timeout from its send.
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (!submitted[i]) continue;
+    const bool modified = verdicts[i].has_value();  // input_modified, decided at submit
+    std::optional<Verdict> threw = guarded([&] { results[i].emplace(backends[i]->collect()); });
+    if (threw) verdicts[i] = std::move(threw);
+    if (modified) results[i].reset();
+    judge(i);
+  }
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    out.backends.push_back(BackendOutcome{std::string(backends[i]->name()), std::move(*verdicts[i])});
   }
   return out;
 }
