@@ -4,6 +4,7 @@
 
 #include <exception>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "einfuzz/core/harness_bug.hpp"
@@ -120,6 +121,20 @@ Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResul
   }
 }
 
+/// The multiset oracle judge_backend would compute for the answer of a backend with these
+/// capabilities, computed now: while the requests are in flight, and before an in-process backend
+/// could write to the inputs it reads.
+void prepare_multiset(CaseOutcome& out, const Case& c, Semantics semantics, NanProfile nan_profile) {
+  if (!out.checked || semantics == Semantics::ordered || !is_float(c.dtype)) return;
+  if (const auto* e = std::get_if<CheckedEinsum>(&*out.checked)) {
+    if (!out.multiset) out.multiset = reference::multiset_einsum(*e, c.inputs);
+    return;
+  }
+  const auto& r = std::get<CheckedReduce>(*out.checked);
+  if (nan_profile == NanProfile::ordered && (r.kind == Reduction::min || r.kind == Reduction::max)) return;
+  if (!out.multiset_reduce) out.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
+}
+
 /// The boundary around one backend call (submit, collect or run): a backend that throws is a crash.
 template <class Call>
 std::optional<Verdict> guarded(Call call) {
@@ -156,6 +171,8 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   std::vector<std::optional<Verdict>> verdicts(backends.size());
   std::vector<std::optional<BackendResult>> results(backends.size());
   std::vector<bool> submitted(backends.size(), false);
+  // Read before the submit: a backend in flight is not asked anything until it is collected.
+  std::vector<std::pair<Semantics, NanProfile>> judged_as(backends.size());
   const auto supported = [&](std::size_t i) {
     if (backends[i]->supports(c)) return true;
     verdicts[i] = make_verdict(VerdictKind::unsupported, "outside the backend's declared capabilities");
@@ -166,6 +183,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   // case once submit returned, so only submit itself can touch the inputs.
   for (std::size_t i = 0; i < backends.size(); ++i) {
     if (!backends[i]->concurrent() || !supported(i)) continue;
+    judged_as[i] = {backends[i]->capabilities().semantics, backends[i]->capabilities().nan_profile};
     const std::uint64_t before = inputs_checksum(c.inputs);
     verdicts[i] = guarded([&] { backends[i]->submit(c); });
     submitted[i] = !verdicts[i];
@@ -177,6 +195,9 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     out.expected = evaluate_reference(*checked, c.inputs);
     if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
     out.checked = std::move(*checked);
+    for (std::size_t i = 0; i < backends.size(); ++i) {
+      if (submitted[i]) prepare_multiset(out, c, judged_as[i].first, judged_as[i].second);
+    }
   }
   const auto judge = [&](std::size_t i) {
     if (results[i]) verdicts[i] = judge_or_abort(out, c, *results[i], *backends[i], options);
