@@ -135,8 +135,9 @@ void run_one(benchmark::State& state, const std::string& library, const Shapes& 
       benchmark::Counter(2 * terms(c) * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-/// The console output, and the median (or only) CPU time of every run kept for the table (CPU
-/// time, not wall time: on a shared machine a preempted iteration costs wall time, not CPU time).
+/// The console output, and the median (or only) CPU time of every run kept for the table: the
+/// process's CPU time, so a library's own threads count, and not wall time, which on a shared
+/// machine also counts the time the process waited for a core.
 class TableReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
@@ -145,7 +146,7 @@ class TableReporter : public benchmark::ConsoleReporter {
       if (r.error_occurred) continue;
       const bool aggregate = r.run_type == Run::RT_Aggregate;
       if (aggregate && r.aggregate_name != "median") continue;
-      times_[r.run_name.str()] = r.GetAdjustedCPUTime();
+      times_[r.run_name.function_name] = r.GetAdjustedCPUTime();  // the registered name, no suffixes
     }
   }
 
@@ -201,7 +202,7 @@ int main(int argc, char** argv) {
         const std::string name = TableReporter::key(library, row.name, type);
         benchmark::RegisterBenchmark(name.c_str(), [library = std::string(library), &row, dtype = dtype](benchmark::State& s) {
           run_one(s, library, row, dtype);
-        })->Unit(benchmark::kNanosecond);
+        })->Unit(benchmark::kNanosecond)->MeasureProcessCPUTime();  // every thread a library starts counts
       }
     }
   }
