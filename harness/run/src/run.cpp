@@ -195,7 +195,8 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     out.expected = evaluate_reference(*checked, c.inputs);
     if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
     out.checked = std::move(*checked);
-    for (std::size_t i = 0; i < backends.size(); ++i) {
+    // (A VJP case's multiset oracle stays lazy: no concurrent backend declares vjp yet.)
+    for (std::size_t i = 0; i < backends.size() && !c.is_vjp(); ++i) {
       if (submitted[i]) prepare_multiset(out, c, judged_as[i].first, judged_as[i].second);
     }
   }
