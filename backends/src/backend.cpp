@@ -2,6 +2,8 @@
 #include "einfuzz/backends/backend.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 
 namespace einfuzz {
 
@@ -42,6 +44,14 @@ std::string_view fault_kind_name(FaultKind k) noexcept {
     case FaultKind::input_modified: return "input-modified";
   }
   return "?";
+}
+
+void Backend::submit(const Case& c) { submitted_ = &c; }
+
+BackendResult Backend::collect() {
+  const Case* c = std::exchange(submitted_, nullptr);
+  if (c == nullptr) throw std::logic_error("Backend::collect without a submitted case");
+  return run(*c);
 }
 
 bool Backend::supports(const Case& c) const {

@@ -248,6 +248,7 @@ ProcessBackend::ProcessBackend(ProcessOptions options) : impl_(std::make_unique<
 }
 
 ProcessBackend::~ProcessBackend() {
+  pipeline_.reset();  // the thread finishes the case it runs before the process is told bye
   Impl& p = *impl_;
   if (p.pid <= 0) return;
   // PROTOCOL A §5: bye, close stdin, let it exit; whatever is left after a grace period is killed.
@@ -274,7 +275,10 @@ ProcessBackend::~ProcessBackend() {
 
 std::string_view ProcessBackend::name() const { return impl_->name; }
 const Capabilities& ProcessBackend::capabilities() const { return impl_->caps; }
-BackendResult ProcessBackend::run(const Case& c) { return impl_->run(c); }
+BackendResult ProcessBackend::run(const Case& c) {
+  if (pipeline_) pipeline_->discard_in_flight();  // one exchange on the stream at a time
+  return impl_->run(c);
+}
 const std::optional<Fault>& ProcessBackend::start_failure() const { return impl_->start_failure; }
 int ProcessBackend::restarts() const { return impl_->restarts; }
 const std::string& ProcessBackend::notation() const { return impl_->notation; }

@@ -1,15 +1,20 @@
 // Internal to the `cmd:` backend: the state of one backend process and its members, defined in
 // process.cpp (the process's lifetime: spawn, kill, faults with evidence) and process_exchange.cpp
-// (one exchange: write a request, read a line and its payload; hello; one case).
+// (one exchange: write a request, read a line and its payload; hello; one case), and the pipeline
+// thread that runs cases submitted with submit/collect (process_pipeline.cpp).
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <variant>
 #include <vector>
 
@@ -116,6 +121,38 @@ struct ProcessBackend::Impl {
 
   /// Sends one case on the running process and reads its answer.
   BackendResult exchange_case(const Case& c);
+};
+
+/// The thread that runs submitted cases on one backend process (ProcessBackend::submit/collect):
+/// the caller's thread hands over a copy of the case and later waits for its result, while this
+/// thread runs Impl::run, the same code `run` uses, so every fault rule holds unchanged.
+struct ProcessBackend::Pipeline {
+  explicit Pipeline(Impl& impl);
+  /// Stops the thread once the case it runs (if any) is done.
+  ~Pipeline();
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
+
+  void submit(const Case& c);
+  /// The submitted case's result; rethrows what Impl::run threw.
+  BackendResult collect();
+  /// Waits for a case still in flight and drops its result (before a synchronous `run`).
+  void discard_in_flight();
+
+ private:
+  void serve();
+
+  Impl& impl_;
+  std::mutex mutex_;
+  std::condition_variable wake_;      // the thread: a case (or the end) arrived
+  std::condition_variable finished_;  // the caller: the result is there
+  std::optional<Case> job_;           // handed over, not yet taken by the thread
+  std::optional<BackendResult> result_;
+  std::exception_ptr error_;
+  bool in_flight_ = false;  // submitted and not collected
+  bool done_ = false;       // the in-flight case's result (or error) is there
+  bool quit_ = false;
+  std::thread thread_;      // last: started once every member above exists
 };
 
 }  // namespace einfuzz

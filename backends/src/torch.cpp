@@ -5,6 +5,7 @@
 #include "einfuzz/backends/torch.hpp"
 
 #include <ATen/ATen.h>
+#include <c10/util/Logging.h>
 
 #include <algorithm>
 #include <cstring>
@@ -213,5 +214,13 @@ class TorchBackend final : public Backend {
 // The module's one entry point (torch_loader.cpp finds it with dlsym). The caller owns the result and
 // deletes it through Backend's virtual destructor, so allocation and release both happen in here.
 extern "C" __attribute__((visibility("default"))) einfuzz::Backend* einfuzz_torch_backend_v1(int path) {
+  // Every c10::Error symbolises a C++ backtrace (dladdr per frame) when it is made, a quarter of an
+  // `all` campaign's time (torch rejects many cases, and throws internally on some); torch_message
+  // reads what_without_backtrace, so the backtrace is never shown. Not fetched at all, then.
+  static const bool no_backtraces = [] {
+    c10::SetStackTraceFetcher([] { return std::string(); });
+    return true;
+  }();
+  (void)no_backtraces;
   return new einfuzz::TorchBackend(static_cast<einfuzz::TorchPath>(path));
 }

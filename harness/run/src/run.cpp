@@ -3,6 +3,9 @@
 #include "einfuzz/harness/run.hpp"
 
 #include <exception>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "einfuzz/core/harness_bug.hpp"
 
@@ -46,20 +49,19 @@ Verdict fault_verdict(const Fault& f) {
   return make_verdict(VerdictKind::crash, f.evidence);
 }
 
+/// The multiset VJP truth of a checked VJP case.
+reference::MultisetVjp multiset_vjp_of(const CheckedCase& checked, const Case& c) {
+  if (const auto* e = std::get_if<CheckedEinsum>(&checked)) return reference::multiset_vjp_einsum(*e, c.inputs, *c.cotangent);
+  return reference::multiset_vjp_reduce(std::get<CheckedReduce>(checked), c.inputs[0], *c.cotangent);
+}
+
 /// A VJP case's answer: the ordered judge for ordered backends, else the multiset VJP oracle.
 Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Capabilities& caps,
                           const RunOptions& options) {
   const auto* gradients = std::get_if<Gradients>(&result);
   if (!gradients) return make_verdict(VerdictKind::mismatch_shape, "a forward result (one tensor) to a VJP case");
   if (caps.semantics == Semantics::ordered) return judge_vjp_ordered(*reference.expected_gradients, *gradients, options.judge);
-  if (!reference.multiset_vjp) {
-    if (const auto* e = std::get_if<CheckedEinsum>(&*reference.checked)) {
-      reference.multiset_vjp = reference::multiset_vjp_einsum(*e, c.inputs, *c.cotangent);
-    } else {
-      reference.multiset_vjp = reference::multiset_vjp_reduce(std::get<CheckedReduce>(*reference.checked), c.inputs[0],
-                                                              *c.cotangent);
-    }
-  }
+  if (!reference.multiset_vjp) reference.multiset_vjp = multiset_vjp_of(*reference.checked, c);
   return judge_vjp_any_order(*reference.multiset_vjp, *gradients,
                              {caps.factoring, options.strict_signed_zero, caps.tie_rule});
 }
@@ -118,16 +120,43 @@ Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResul
   }
 }
 
+/// The multiset oracle judge_backend would compute for the answer of a backend with these
+/// capabilities, computed now: while the requests are in flight, and before an in-process backend
+/// could write to the inputs it reads.
+void prepare_multiset(CaseOutcome& out, const Case& c, Semantics semantics, NanProfile nan_profile) {
+  if (!out.checked || semantics == Semantics::ordered || !is_float(c.dtype)) return;
+  if (c.is_vjp()) {
+    if (!out.multiset_vjp) out.multiset_vjp = multiset_vjp_of(*out.checked, c);
+    return;
+  }
+  if (const auto* e = std::get_if<CheckedEinsum>(&*out.checked)) {
+    if (!out.multiset) out.multiset = reference::multiset_einsum(*e, c.inputs);
+    return;
+  }
+  const auto& r = std::get<CheckedReduce>(*out.checked);
+  if (nan_profile == NanProfile::ordered && (r.kind == Reduction::min || r.kind == Reduction::max)) return;
+  if (!out.multiset_reduce) out.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
+}
+
+/// The boundary around one backend call (submit, collect or run): a backend that throws is a crash.
+template <class Call>
+std::optional<Verdict> guarded(Call call) {
+  try {
+    call();
+  } catch (const std::exception& e) {
+    return make_verdict(VerdictKind::crash, std::string("the backend threw: ") + e.what());
+  } catch (...) {
+    return make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
   CaseOutcome out;
   auto checked = check_case(c, options.limits);
-  if (checked) {
-    out.expected = evaluate_reference(*checked, c.inputs);
-    if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
-    out.checked = std::move(*checked);
-  } else {
+  if (!checked) {
     out.rejection = checked.error();
     if (out.rejection->code == Code::sizeLimitExceeded) out.skipped = out.rejection;
   }
@@ -139,36 +168,77 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     }
   }
   if (out.skipped) return out;  // a harness limit decides nothing about any backend (SEMANTICS §13.4)
+
+  // Only the backend's own code runs inside the guarded boundary: an exception from the judge or
+  // the oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
+  std::vector<std::optional<Verdict>> verdicts(backends.size());
+  std::vector<std::optional<BackendResult>> results(backends.size());
+  std::vector<bool> submitted(backends.size(), false);
+  // Read before the submit: a backend in flight is not asked anything until it is collected.
+  std::vector<std::pair<Semantics, NanProfile>> judged_as(backends.size());
   // The inputs' bytes, copied once per case (not hashed twice per backend) and retaken only after a
   // backend changed them, so each backend is compared with what it was given.
   InputsSnapshot inputs;
   bool inputs_taken = false;
-  for (Backend* backend : backends) {
-    BackendOutcome outcome{std::string(backend->name()), {}};
-    if (!backend->supports(c)) {
-      outcome.verdict = make_verdict(VerdictKind::unsupported, "outside the backend's declared capabilities");
-      out.backends.push_back(std::move(outcome));
-      continue;
-    }
-    // Only the backend's own code runs inside this boundary: an exception from the judge or the
-    // oracle is the harness's, and must not be blamed on the backend (ORACLE.md §6).
+  const auto take_inputs = [&] {
     if (!inputs_taken) inputs.take(c.inputs);
     inputs_taken = true;
-    std::optional<BackendResult> result;
-    try {
-      result.emplace(backend->run(c));
-    } catch (const std::exception& e) {
-      outcome.verdict = make_verdict(VerdictKind::crash, std::string("the backend threw: ") + e.what());
-    } catch (...) {
-      outcome.verdict = make_verdict(VerdictKind::crash, "the backend threw a non-standard exception");
-    }
+  };
+  const auto inputs_modified = [&] {
     const bool modified = !inputs.unchanged(c.inputs);
     if (modified) inputs_taken = false;
-    if (result) {
-      outcome.verdict = modified ? make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs")
-                                 : judge_or_abort(out, c, *result, *backend, options);
+    return modified;
+  };
+  const auto supported = [&](std::size_t i) {
+    if (backends[i]->supports(c)) return true;
+    verdicts[i] = make_verdict(VerdictKind::unsupported, "outside the backend's declared capabilities");
+    return false;
+  };
+  // Concurrent backends (PROTOCOL A processes) first: their requests go out now, and they work
+  // while the reference and the in-process backends run here. Each works on its own copy of the
+  // case once submit returned, so only submit itself can touch the inputs.
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (!backends[i]->concurrent() || !supported(i)) continue;
+    judged_as[i] = {backends[i]->capabilities().semantics, backends[i]->capabilities().nan_profile};
+    take_inputs();
+    verdicts[i] = guarded([&] { backends[i]->submit(c); });
+    submitted[i] = !verdicts[i];
+    if (inputs_modified() && submitted[i]) {
+      verdicts[i] = make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs");
     }
-    out.backends.push_back(std::move(outcome));
+  }
+  if (checked) {
+    out.expected = evaluate_reference(*checked, c.inputs);
+    if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
+    out.checked = std::move(*checked);
+    for (std::size_t i = 0; i < backends.size(); ++i) {
+      if (submitted[i]) prepare_multiset(out, c, judged_as[i].first, judged_as[i].second);
+    }
+  }
+  const auto judge = [&](std::size_t i) {
+    if (results[i]) verdicts[i] = judge_or_abort(out, c, *results[i], *backends[i], options);
+  };
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (backends[i]->concurrent() || !supported(i)) continue;
+    take_inputs();
+    verdicts[i] = guarded([&] { results[i].emplace(backends[i]->run(c)); });
+    if (inputs_modified() && results[i]) {
+      results[i].reset();
+      verdicts[i] = make_verdict(VerdictKind::input_modified, "the backend wrote to its inputs");
+    }
+    judge(i);
+  }
+  // Collected in order; a concurrent backend's own thread kept its timeout from its send.
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    if (!submitted[i]) continue;
+    const bool modified = verdicts[i].has_value();  // input_modified, decided at submit
+    std::optional<Verdict> threw = guarded([&] { results[i].emplace(backends[i]->collect()); });
+    if (threw) verdicts[i] = std::move(threw);
+    if (modified) results[i].reset();
+    judge(i);
+  }
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    out.backends.push_back(BackendOutcome{std::string(backends[i]->name()), std::move(*verdicts[i])});
   }
   return out;
 }

@@ -87,9 +87,24 @@ class Backend {
   virtual const Capabilities& capabilities() const = 0;
   virtual BackendResult run(const Case& c) = 0;
 
+  /// The asynchronous split of `run`: submit(c) starts the case, collect() returns its result (or
+  /// throws what `run` would), so a caller can do other work while a backend that runs elsewhere
+  /// (another process) works. One case at a time: every submit is followed by one collect. The
+  /// defaults keep every adapter synchronous: submit remembers `c`, which must then stay alive and
+  /// unchanged until collect, and collect calls run(c).
+  virtual void submit(const Case& c);
+  virtual BackendResult collect();
+  /// True when submit returns before the case is done and the backend no longer reads `c` once
+  /// submit has returned (it works on its own copy), so the caller may run other backends, which
+  /// might write to their inputs, before collect. False for the defaults.
+  virtual bool concurrent() const { return false; }
+
   /// True when `capabilities()` cover the case's op and dtype (and reduction), and its VJP for a
   /// VJP case.
   bool supports(const Case& c) const;
+
+ private:
+  const Case* submitted_ = nullptr;  // the defaults' case between submit and collect
 };
 
 }  // namespace einfuzz

@@ -60,6 +60,14 @@ class ProcessBackend final : public Backend {
   /// succeeded yet. Includes the `strided_inputs` extension (docs/protocol.md).
   const Capabilities& capabilities() const override;
   BackendResult run(const Case& c) override;
+  /// Pipelined: hands a copy of `c` to this backend's own thread, which writes the request at once
+  /// and reads the answer exactly as `run` does (the timeout counts from that send), so the caller
+  /// and several backends work at the same time. A case still in flight (never collected) is
+  /// waited for first and its result discarded.
+  void submit(const Case& c) override;
+  /// Waits for the submitted case's result (what `run` would have returned for it).
+  BackendResult collect() override;
+  bool concurrent() const override { return true; }
 
   /// Why the last start failed (no hello), or nullopt when the process is up.
   const std::optional<Fault>& start_failure() const;
@@ -74,7 +82,9 @@ class ProcessBackend final : public Backend {
 
  private:
   struct Impl;
+  struct Pipeline;
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Pipeline> pipeline_;  // the thread submit hands cases to, started by the first submit
 };
 
 std::unique_ptr<ProcessBackend> make_process_backend(ProcessOptions options);
