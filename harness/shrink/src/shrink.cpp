@@ -350,7 +350,9 @@ void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>&
     bool same = candidate.inputs.size() == c.inputs.size();
     for (std::size_t k = 0; same && k < c.inputs.size(); ++k) same = candidate.inputs[k].shape() == c.inputs[k].shape();
     if (!same) candidate.layouts.clear();
-    if (accepted && candidate.cotangent) {
+    if (accepted && c.cotangent) {
+      // The structural passes build their candidates from the forward case: bring the cotangent back.
+      if (!candidate.cotangent) candidate.cotangent = c.cotangent;
       const auto shape = forward_output_of(candidate);
       if (shape && *shape != candidate.cotangent->shape()) {
         auto g = follow_cotangent(*candidate.cotangent, *shape, limits);
