@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "einfuzz/core/check_case.hpp"
 #include "einfuzz/harness/campaign.hpp"
@@ -149,6 +150,54 @@ TEST(VjpGroups, VjpFindingsAreTheirOwnGroups) {
   EXPECT_NE(b.find("vjp-einsum"), std::string::npos) << b;
   EXPECT_EQ(a.find("vjp"), std::string::npos) << a;
   EXPECT_NE(pre_shrink_signature(forward, "x", "m", "accepts"), pre_shrink_signature(vjp, "x", "m", "accepts"));
+}
+
+TEST(VjpCampaign, StoresVjpFindingsThatReplayAndReproduce) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("einfuzz-vjp-store-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::remove_all(dir);
+  CampaignOptions o = test::counted(300, 17);
+  o.store = true;
+  o.corpus = dir;
+  o.gen.vjp_percent = 100;
+  o.gen.reduce_percent = 100;
+  auto r = run_campaign(o, planted_vjp(PlantedVjpBug::mean_unscaled, Semantics::ordered));
+  ASSERT_TRUE(r.ok()) << render(r.error());
+  ASSERT_FALSE(r->findings.empty());
+  for (const Finding& f : r->findings) {
+    EXPECT_EQ(f.file.filename().string().rfind("vjp-reduce-", 0), 0u) << f.file;
+    EXPECT_EQ(f.reproduce, "build/einfuzz check --case '" + f.file.string() + "' --backend 'planted-vjp-mean-unscaled'");
+    auto stored = read_case_file(f.file);
+    ASSERT_TRUE(stored.ok()) << render(stored.error());
+    ASSERT_TRUE(stored->is_vjp());
+    EXPECT_EQ(write_case(*stored), write_case(f.shrunk));
+    // What the printed command runs (the case file on that backend) gets the finding's verdict.
+    auto backend = test::make_planted_vjp_backend(PlantedVjpBug::mean_unscaled, Semantics::ordered);
+    Backend* one[] = {backend.get()};
+    EXPECT_EQ(run_case(*stored, one, {}).backends.at(0).verdict.label(), f.verdict);
+  }
+  // Summary, JUnit and HTML show the VJP group and the gradient its evidence belongs to.
+  std::ostringstream summary;
+  write_campaign_summary(*r, o, summary);
+  EXPECT_NE(summary.str().find("vjp-reduce/mean"), std::string::npos) << summary.str();
+  EXPECT_NE(summary.str().find("in the gradient of input 0"), std::string::npos) << summary.str();
+  EXPECT_NE(campaign_report_junit(*r).find("gradient_of: input 0"), std::string::npos);
+  const std::string html = campaign_report_html(*r, o);
+  EXPECT_NE(html.find("vjp of reduce mean"), std::string::npos);
+  EXPECT_NE(html.find("cotangent: f"), std::string::npos);
+  EXPECT_NE(html.find("gradient of"), std::string::npos);
+  // Replay: the stored VJP cases fail on the planted backend and hold on the control.
+  const std::vector<std::string> paths = {dir.string()};
+  auto files = collect_case_files(paths);
+  ASSERT_TRUE(files.ok());
+  EXPECT_EQ(files->size(), r->findings.size());
+  auto buggy = test::make_planted_vjp_backend(PlantedVjpBug::mean_unscaled, Semantics::ordered);
+  auto control = test::make_planted_vjp_backend(PlantedVjpBug::none, Semantics::ordered);
+  Backend* on_buggy[] = {buggy.get()};
+  Backend* on_control[] = {control.get()};
+  EXPECT_EQ(replay_cases(*files, on_buggy, {}).failed, files->size());
+  EXPECT_EQ(replay_cases(*files, on_control, {}).failed, 0u);
+  std::filesystem::remove_all(dir);
 }
 
 // The planted VJP bugs: each found by a campaign within a bounded number of cases and shrunk to
