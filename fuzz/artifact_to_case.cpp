@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "differential.hpp"
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/reproduce.hpp"
@@ -20,8 +21,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: einfuzz_artifact_to_case --target TARGET [-o OUT.case.json] [--backend SPEC]... ARTIFACT\n"
-    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_pattern | fuzz_backends_diff | fuzz_external\n"
-    "          (or einsum | reduce | pattern | backends | external)\n"
+    "  TARGET: fuzz_einsum_diff | fuzz_reduce_diff | fuzz_vjp_diff | fuzz_pattern | fuzz_backends_diff | fuzz_external\n"
+    "          (or einsum | reduce | vjp | pattern | backends | external)\n"
     "  Decodes ARTIFACT exactly as TARGET does and writes the case (stdout without -o). Then runs it\n"
     "  as TARGET does and prints, on stderr, one line 'verdict: BACKEND LABEL' per backend and, with\n"
     "  -o, the line 'reproduce: einfuzz check --case OUT --backend ... <knobs>' (tile width, tasks,\n"
@@ -66,6 +67,9 @@ int main(int argc, char** argv) {
   } else if (target == "fuzz_reduce_diff" || target == "reduce") {
     op = OpChoice::reduce;
     target = "fuzz_reduce_diff";
+  } else if (target == "fuzz_vjp_diff" || target == "vjp") {
+    op = OpChoice::any;
+    target = "fuzz_vjp_diff";
   } else if (target == "fuzz_pattern" || target == "pattern") {
     op = OpChoice::any;
     target = "fuzz_pattern";
@@ -87,7 +91,7 @@ int main(int argc, char** argv) {
   const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::vector<std::uint8_t> bytes(chars.begin(), chars.end());
 
-  const std::optional<Decoded> decoded = decode_case(bytes, op);
+  const std::optional<Decoded> decoded = target == "fuzz_vjp_diff" ? decode_vjp_case(bytes) : decode_case(bytes, op);
   if (!decoded) {
     const Structure s = decode_structure(bytes, op);
     std::string shapes;
@@ -116,7 +120,7 @@ int main(int argc, char** argv) {
   // backend; fuzz_pattern runs no backend
   // (its case is checked by the reference, which `check` always runs, on fused).
   TargetSetup setup;
-  if (target == "fuzz_einsum_diff" || target == "fuzz_reduce_diff") {
+  if (target == "fuzz_einsum_diff" || target == "fuzz_reduce_diff" || target == "fuzz_vjp_diff") {
     setup = differential_setup(decoded->exec, bytes);
   } else if (target == "fuzz_backends_diff") {
     setup.backends = {"eigen", "xtensor"};

@@ -1,6 +1,7 @@
 // The shared routine and helpers of the differential fuzz targets (see differential.hpp).
 #include "differential.hpp"
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/generate.hpp"
 #include "ieee_mutator.hpp"
 
 namespace einfuzz::fuzz {
@@ -88,6 +90,49 @@ int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
   run_differential(c, backends, setup.run);
+  return 0;
+}
+
+std::optional<Decoded> decode_vjp_case(std::span<const std::uint8_t> data) {
+  std::optional<Decoded> decoded = decode_case(data, OpChoice::any);
+  if (!decoded) return std::nullopt;
+  Case& c = decoded->c;
+  const Shape shape = forward_output_shape(c).value_or(Shape{});
+  if (element_count(shape) > kMaxFuzzElements) return std::nullopt;
+  const Structure s = decode_structure(data, OpChoice::any);
+  std::size_t at = s.value_offset;
+  const std::size_t width = dtype_size(c.dtype);
+  for (const Tensor& t : c.inputs) at += static_cast<std::size_t>(t.size()) * width;
+  Tensor g(c.dtype, shape);
+  visit_dtype(c.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    auto values = g.values<T>();
+    for (std::size_t i = 0; i < values.size(); ++i, at += width) {
+      if (at + width <= data.size()) {
+        if constexpr (std::is_same_v<T, Bool8>) {
+          values[i] = Bool8(data[at] & 1);
+        } else {
+          std::memcpy(&values[i], data.data() + at, sizeof(T));  // little-endian hosts only, as decode_case
+        }
+      } else {
+        values[i] = static_cast<T>(1 + i % 3);
+      }
+    }
+  });
+  c.cotangent = std::move(g);
+  return decoded;
+}
+
+int run_vjp_differential(std::span<const std::uint8_t> data, OpChoice /*op: always any*/) {
+  const std::optional<Decoded> decoded = decode_vjp_case(data);
+  if (!decoded) return 0;
+  const TargetSetup setup = differential_setup(decoded->exec, data);
+  std::vector<std::unique_ptr<Backend>> owned;
+  for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
+  std::vector<Backend*> backends;
+  for (const auto& b : owned) backends.push_back(b.get());
+  // The multiset check of the forward reference belongs to the forward targets.
+  run_differential(decoded->c, backends, setup.run, {.reference_admitted = false});
   return 0;
 }
 

@@ -44,6 +44,17 @@ void run_differential(const Case& c, std::span<Backend* const> backends, const R
 /// so that einfuzz_artifact_to_case's command reproduces the verdicts. Returns 0 (libFuzzer's "keep").
 int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op);
 
+/// fuzz_vjp_diff's input: decode_case(data, any) made a VJP case, its cotangent of the forward
+/// output's shape (rank 0 when the forward case is rejected) read from the bytes after the inputs'
+/// values (little-endian, the dtype's width), continuing with 1, 2, 3, 1, … when they run out.
+/// nullopt as decode_case, or when the cotangent would exceed kMaxFuzzElements.
+std::optional<Decoded> decode_vjp_case(std::span<const std::uint8_t> data);
+
+/// fuzz_vjp_diff: decode_vjp_case, then run_differential on differential_setup's backends (the
+/// reference's ordered VJP always; fused and shuffle judged once they answer VJP cases, else
+/// `unsupported`). `op` is OpChoice::any (the target macro passes it). Returns 0.
+int run_vjp_differential(std::span<const std::uint8_t> data, OpChoice op = OpChoice::any);
+
 /// The value-aware mutation of a differential target's input (ieee_mutator.hpp), falling back to
 /// libFuzzer's `fallback` (LLVMFuzzerMutate) when the input has no value bytes to mutate.
 std::size_t mutate_input(std::uint8_t* data, std::size_t size, std::size_t max_size, unsigned seed, OpChoice op,

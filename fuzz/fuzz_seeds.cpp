@@ -23,12 +23,12 @@ namespace {
 constexpr const char* kUsage =
     "usage: einfuzz_fuzz_seeds OUT_DIR [--fresh] [--copy SEEDS_DIR]... [CASE_FILE_OR_DIR]...\n"
     "  Writes OUT_DIR/<target>/<hash> for fuzz_pattern, fuzz_case, fuzz_einsum_diff, fuzz_reduce_diff,\n"
-    "  fuzz_backends_diff and fuzz_external\n"
+    "  fuzz_vjp_diff, fuzz_backends_diff and fuzz_external\n"
     "  from every *.case.json found, and copies SEEDS_DIR/<target>/* alongside.\n"
-    "  --fresh first empties OUT_DIR/<target>/ (those six directories only).\n";
+    "  --fresh first empties OUT_DIR/<target>/ (those seven directories only).\n";
 
 constexpr const char* kTargets[] = {"fuzz_pattern", "fuzz_case", "fuzz_einsum_diff", "fuzz_reduce_diff",
-                                    "fuzz_backends_diff", "fuzz_external"};
+                                    "fuzz_vjp_diff", "fuzz_backends_diff", "fuzz_external"};
 
 std::vector<std::uint8_t> read_bytes(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
                                                                         encoded->begin() + static_cast<std::ptrdiff_t>(std::min(s.value_offset, encoded->size()))));
     if (small) {
       written += write_seed(out, c->op == Op::einsum ? "fuzz_einsum_diff" : "fuzz_reduce_diff", *encoded);
+      // The VJP target reads the same bytes (its cotangent continues after the inputs' values).
+      written += write_seed(out, "fuzz_vjp_diff", *encoded);
       written += write_seed(out, "fuzz_backends_diff", *encoded);
       written += write_seed(out, "fuzz_external", *encoded);
     }

@@ -13,6 +13,9 @@ Reduce: einfuzz check --reduce max 'b (h 2) (w 2) -> b h w' --shapes 1x2x4
         einfuzz check --reduce sum '(a b) c -> a c' --axis b=2 --shapes 4x2
         einfuzz check --reduce any 'a b -> a' --shapes 2x3 --dtype bool
 
+VJP:    einfuzz check 'i j, j k -> i k' --shapes 2x3,3x4 --vjp --cotangent-values edge
+        einfuzz check --reduce max 'a b -> a' --shapes 2x3 --values edge --vjp
+
 Shapes: comma-separated, lengths joined by 'x'; a rank-0 operand is '()', a zero-length axis 0.
   --shapes '2x3,3x4'    two matrices        --shapes '2x0,(),5'   empty, scalar, vector
   --shapes ''           no operand at all (for patterns checked against zero tensors)
@@ -62,6 +65,12 @@ Subcommand add_check(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--values", check->values, "random | iota | ones | edge")->capture_default_str();
   cmd->add_option("--seed", check->seed, "seed of the value generator")->check(kNotNegative)->capture_default_str();
+  cmd->add_flag("--vjp", check->vjp,
+                "check the VJP of the case: a cotangent of the forward output's shape (f32/f64; not any/all)");
+  cmd->add_option("--cotangent-values", check->cotangent_values,
+                  "with --vjp: random | iota | ones | edge (default: as --values)");
+  cmd->add_option("--cotangent-shape", check->cotangent_shape,
+                  "with --vjp: the cotangent's shape instead of the forward output's, e.g. '2x3' or '()'");
   cmd->add_option("--case", check->case_file, "run a case file (einfuzz-case/1) instead of the flags above");
   cmd->add_option("--backend", *backend_lists,
                   "backends to judge, comma-separated (repeatable; default fused; see `einfuzz backends`)")

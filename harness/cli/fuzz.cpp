@@ -146,6 +146,11 @@ Subcommand add_fuzz(CLI::App& app) {
   cmd->add_option("--reduce-percent", st->options.gen.reduce_percent, "percent of reduce cases")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  cmd->add_option("--vjp-percent", st->options.gen.vjp_percent,
+                  "percent of VJP cases (a cotangent with a differentiable f32/f64 einsum or reduce); backends "
+                  "without VJPs answer them unsupported")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_option("--known", st->known,
                   "stored divergences: a directory or case file (repeatable; default corpus/divergences if it exists)")
       ->allow_extra_args(false);

@@ -208,8 +208,8 @@ std::string coords_text(const std::vector<std::int64_t>& coords) {
 
 /// One input as a small table: one row per index of the leading axes, one column per index of the
 /// last axis; tensors over 64 elements are summarised.
-void write_tensor(std::ostringstream& out, const Tensor& t, std::size_t index) {
-  out << "<p class=\"note\">input " << index << ": " << h(dtype_name(t.dtype())) << " " << h(format_shape(t.shape()));
+void write_tensor(std::ostringstream& out, const Tensor& t, std::size_t index, bool cotangent = false) {
+  out << "<p class=\"note\">" << (cotangent ? std::string("cotangent") : "input " + std::to_string(index)) << ": " << h(dtype_name(t.dtype())) << " " << h(format_shape(t.shape()));
   const auto size = static_cast<std::int64_t>(t.size());
   if (size == 0) {
     out << " (no element)</p>\n";
@@ -239,6 +239,7 @@ void write_case(std::ostringstream& out, const Case& c) {
   std::string shapes;
   for (const Tensor& t : c.inputs) shapes += (shapes.empty() ? "" : ", ") + format_shape(t.shape());
   out << "<table class=\"case\"><tr><th class=\"l\">op</th><td class=\"l\">"
+      << (c.is_vjp() ? "vjp of " : "")
       << (c.op == Op::einsum ? "einsum" : "reduce" + (c.reduction ? " " + h(*c.reduction) : std::string())) << "</td></tr>"
       << "<tr><th class=\"l\">pattern</th><td class=\"l\"><code>" << h(c.pattern) << "</code></td></tr>"
       << "<tr><th class=\"l\">shapes</th><td class=\"l\">" << h(shapes) << "</td></tr>"
@@ -250,6 +251,7 @@ void write_case(std::ostringstream& out, const Case& c) {
   }
   out << "</table>\n";
   for (std::size_t i = 0; i < c.inputs.size(); ++i) write_tensor(out, c.inputs[i], i);
+  if (c.cotangent) write_tensor(out, *c.cotangent, 0, true);
 }
 
 void write_group(std::ostringstream& out, const PageGroup& g) {
@@ -266,6 +268,7 @@ void write_group(std::ostringstream& out, const PageGroup& g) {
       const auto row = [&](const char* k, const std::string& v) {
         if (!v.empty()) out << "<tr><th class=\"l\">" << k << "</th><td class=\"l\"><code>" << h(v) << "</code></td></tr>";
       };
+      if (e.gradient_of >= 0) row("gradient of", "input " + std::to_string(e.gradient_of));
       row("first differing element", coords_text(e.coords) + " (flat " + std::to_string(e.flat_index) + ")");
       row(e.expected_label.empty() ? "expected" : ("expected (" + e.expected_label + ")").c_str(), e.expected);
       row("actual", e.actual);

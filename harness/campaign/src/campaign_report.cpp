@@ -107,6 +107,9 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
       out << (known ? "  known " : "  NEW   ") << backends << "  " << f.verdict << "  x" << f.count << "  "
           << f.file.string() << "  (case " << f.case_index << ")\n"
           << "    group: " << f.signature << "\n"
+          << (f.first && f.first->gradient_of >= 0
+                  ? "    first differing element in the gradient of input " + std::to_string(f.first->gradient_of) + "\n"
+                  : std::string())
           << "    reproduce: " << f.reproduce << "\n";
     }
   }
@@ -168,6 +171,7 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
     j["groups"].push_back({{"signature", f.signature},
                            {"verdict", f.verdict},
                            {"op", std::string(op_name(f.shrunk.op))},
+                           {"kind", case_kind_name(f.shrunk)},
                            {"dtype", std::string(dtype_name(f.shrunk.dtype))},
                            {"backends", f.backends},
                            {"count", f.count},
@@ -186,6 +190,8 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
       shares.push_back({{"signature", p.signature}, {"first_case", p.first_case}, {"count", p.count}});
     }
     j["groups"].back()["pre_shrink"] = std::move(shares);
+    // A VJP group: which forward input's cotangent holds the first differing element.
+    if (f.first && f.first->gradient_of >= 0) j["groups"].back()["gradient_of"] = f.first->gradient_of;
   }
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
@@ -218,7 +224,10 @@ std::string campaign_report_junit(const CampaignResult& r) {
     for (const std::string& b : f.backends) backends += (backends.empty() ? "" : ",") + b;
     const std::string body = f.signature + "\nbackends: " + backends + "\nfailures: " + std::to_string(f.count) +
                              "\ncase: " + f.file.string() + " (case " + std::to_string(f.case_index) +
-                             ")\nreproduce: " + f.reproduce + "\n";
+                             ")\nreproduce: " + f.reproduce + "\n" +
+                             (f.first && f.first->gradient_of >= 0
+                                  ? "gradient_of: input " + std::to_string(f.first->gradient_of) + "\n"
+                                  : std::string());
     out << "    <testcase classname=\"einfuzz.fuzz." << xml_escape(f.family) << "\" name=\"" << xml_escape(f.signature)
         << "\" time=\"0\">\n";
     if (!f.known) {

@@ -5,6 +5,7 @@
 
 #include <ostream>
 
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/text.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/reproduce.hpp"
@@ -115,8 +116,36 @@ Result<Prepared> prepare(const CheckCommand& cmd) {
     p.c.inputs.push_back(make_values(*dtype, (*shapes)[k], *mode, cmd.seed, k));
   }
   p.c.origin = {{"seed", std::to_string(cmd.seed)}, {"values", cmd.values}};
-  p.reproduce = reproduce_command(
-      CaseFlags{cmd.pattern, cmd.reduce, cmd.axes, *cmd.shapes, cmd.dtype, cmd.values, cmd.seed}, context);
+  if (!cmd.vjp && (cmd.cotangent_values || cmd.cotangent_shape)) {
+    return make_diagnostic(Code::invalidArgument, "--cotangent-values and --cotangent-shape need --vjp");
+  }
+  if (cmd.vjp) {
+    const std::string g_values = cmd.cotangent_values.value_or(cmd.values);
+    const auto g_mode = value_mode_from_name(g_values);
+    if (!g_mode) {
+      return make_diagnostic(Code::invalidArgument,
+                             "--cotangent-values must be one of random, iota, ones, edge; got '" + g_values + "'");
+    }
+    // The forward output's shape; a forward case the checker rejects gets a rank-0 cotangent (the
+    // run reports the forward diagnostic first).
+    Shape g_shape;
+    if (cmd.cotangent_shape) {
+      auto given = parse_shapes(*cmd.cotangent_shape, cmd.run.limits);
+      if (!given) return std::move(given).error();
+      if (given->size() != 1) {
+        return make_diagnostic(Code::malformedShape, "--cotangent-shape takes one shape, e.g. '2x3' or '()'");
+      }
+      g_shape = (*given)[0];
+    } else if (auto checked = check_case(p.c, cmd.run.limits)) {
+      g_shape = std::visit([](const auto& x) { return x.output_shape; }, *checked);
+    }
+    // Seeded as the operand after the inputs, so it differs from every input.
+    p.c.cotangent = make_values(*dtype, g_shape, *g_mode, cmd.seed, shapes->size());
+    p.c.origin.emplace_back("cotangent_values", g_values);
+  }
+  p.reproduce = reproduce_command(CaseFlags{cmd.pattern, cmd.reduce, cmd.axes, *cmd.shapes, cmd.dtype, cmd.values,
+                                            cmd.seed, cmd.vjp, cmd.cotangent_values, cmd.cotangent_shape},
+                                  context);
   return p;
 }
 
@@ -139,6 +168,7 @@ nlohmann::json verdict_json(const BackendOutcome& b) {
   if (b.verdict.first) {
     const ElementEvidence& e = *b.verdict.first;
     j["element"] = {{"flat_index", e.flat_index}, {"coords", e.coords}, {"expected", e.expected}, {"actual", e.actual}};
+    if (e.gradient_of >= 0) j["element"]["gradient_of"] = e.gradient_of;  // a VJP case: whose cotangent
     if (!e.expected_label.empty()) j["element"]["expected_is"] = e.expected_label;
     if (!e.exact.empty()) {
       j["element"]["exact"] = e.exact;
@@ -198,7 +228,9 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   if (cmd.json) {
     nlohmann::json j;
     j["status"] = status == 0 ? "pass" : status == 1 ? "fail" : "bad-input";
-    j["case"] = {{"op", op_name(c.op)}, {"pattern", c.pattern}, {"dtype", dtype_name(c.dtype)}};
+    j["case"] = {{"op", op_name(c.op)}, {"kind", case_kind_name(c)}, {"pattern", c.pattern},
+                 {"dtype", dtype_name(c.dtype)}};
+    if (c.cotangent) j["case"]["cotangent_shape"] = c.cotangent->shape();
     if (c.reduction) j["case"]["reduction"] = *c.reduction;
     j["diagnostic"] = outcome.rejection ? diagnostic_json(*outcome.rejection) : nlohmann::json(nullptr);
     j["reference"] = outcome.expected ? nlohmann::json{{"shape", outcome.expected->shape()}} : nlohmann::json(nullptr);
@@ -216,14 +248,22 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   }
   std::string shapes;
   for (const Tensor& t : c.inputs) shapes += (shapes.empty() ? "" : ",") + format_shape(t.shape());
-  out << "case       " << op_name(c.op) << (c.reduction ? " " + *c.reduction : std::string()) << " "
-      << shell_quote(c.pattern) << "  dtype " << dtype_name(c.dtype)
-      << "  shapes " << (shapes.empty() ? "(none)" : shapes) << "\n";
+  out << "case       " << (c.is_vjp() ? "vjp of " : "") << op_name(c.op)
+      << (c.reduction ? " " + *c.reduction : std::string()) << " " << shell_quote(c.pattern) << "  dtype "
+      << dtype_name(c.dtype) << "  shapes " << (shapes.empty() ? "(none)" : shapes);
+  if (c.cotangent) out << "  cotangent " << format_shape(c.cotangent->shape());
+  out << "\n";
   if (outcome.rejection) {
     out << "reference  rejects" << (expected_rejection ? " as the case expects" : "") << ": "
         << render(*outcome.rejection) << "\n";
   } else {
-    out << "reference  ok, output " << format_shape(outcome.expected->shape()) << "\n";
+    out << "reference  ok, output " << format_shape(outcome.expected->shape());
+    if (outcome.expected_gradients) {
+      std::string g;
+      for (const Tensor& t : *outcome.expected_gradients) g += (g.empty() ? "" : ",") + format_shape(t.shape());
+      out << ", gradients " << (g.empty() ? "(none)" : g);
+    }
+    out << "\n";
   }
   for (const BackendOutcome& b : outcome.backends) {
     out << b.backend << std::string(b.backend.size() < 11 ? 11 - b.backend.size() : 1, ' ')
@@ -232,6 +272,7 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
     out << "\n";
     if (b.verdict.first) {
       const ElementEvidence& e = *b.verdict.first;
+      if (e.gradient_of >= 0) out << "           in the gradient of input " << e.gradient_of << "\n";
       if (e.exact.empty()) {  // ordered oracle, or min/max under a NaN profile
         out << "           first at " << coords_text(e.coords) << " (flat " << e.flat_index
             << "): " << (e.expected_label.empty() ? "reference" : e.expected_label) << " " << e.expected << ", "

@@ -176,6 +176,10 @@ Case generate_einsum(Rng& rng, const GenOptions& options) {
 }
 
 Case generate_case(ChoiceSource& s, const GenOptions& options) {
+  // Drawn only when asked for, so vjp_percent 0 leaves every other draw where it was.
+  if (options.vjp_percent > 0 && s.chance(static_cast<std::uint64_t>(std::min(100, options.vjp_percent)), 100)) {
+    return generate_vjp_case(s, options);
+  }
   const bool reduce = s.chance(static_cast<std::uint64_t>(std::max(0, options.reduce_percent)), 100);
   Case c = reduce ? generate_reduce(s, options.reduce) : generate_einsum(s, options);
   if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) c = make_invalid(c, s);

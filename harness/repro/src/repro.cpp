@@ -156,6 +156,12 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
   if (caps.semantics == Semantics::ordered || caps.nan_profile == NanProfile::ordered) {
     return not_reproducible("'" + std::string(backend) + "' declares ordered semantics: it is judged bitwise, not as a library");
   }
+  if (c.is_vjp()) {
+    // The accepted sets here are the forward judge's; a VJP program would need the multiset VJP
+    // sets of ORACLE §7 per input: not written yet, said so instead of a wrong program.
+    return not_reproducible("repro writes programs for forward cases only; this is a VJP case (" +
+                            case_kind_name(c) + "): run it with `einfuzz check --case`");
+  }
   detail::Requirement req;
   auto checked = check_case(c, options.run.limits);
   if (!checked) {

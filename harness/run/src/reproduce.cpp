@@ -55,6 +55,9 @@ std::string reproduce_command(const CaseSource& source, const ReproduceContext& 
     for (const std::string& axis : f.axes) out += " --axis " + shell_quote(axis);
     out += " --shapes " + shell_quote(f.shapes) + " --dtype " + shell_quote(f.dtype) + " --values " +
            shell_quote(f.values) + " --seed " + std::to_string(f.seed);
+    if (f.vjp) out += " --vjp";
+    if (f.vjp && f.cotangent_values) out += " --cotangent-values " + shell_quote(*f.cotangent_values);
+    if (f.vjp && f.cotangent_shape) out += " --cotangent-shape " + shell_quote(*f.cotangent_shape);
   }
   if (context.backends != std::vector<std::string>{"fused"}) {
     std::string list;

@@ -106,7 +106,7 @@ std::string canonical_pattern(Op op, std::string_view pattern, Renamer& rename) 
 }
 
 std::string op_text(const Case& c) {
-  std::string s(op_name(c.op));
+  std::string s = case_kind_name(c);  // "vjp-einsum" / "vjp-reduce" keep VJP findings their own groups
   if (c.reduction) s += "/" + *c.reduction;
   return s;
 }
@@ -202,9 +202,15 @@ std::string length_classes(const Case& c) {
 }
 
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
-  return std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk) + " | " +
-         std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
-         length_classes(shrunk) + " | " + special_values(shrunk);
+  std::string s = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk) + " | " +
+                  std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
+                  length_classes(shrunk) + " | " + special_values(shrunk);
+  if (shrunk.cotangent) {  // a VJP case: also the special values of its cotangent
+    Case g;
+    g.inputs.push_back(*shrunk.cotangent);
+    s += " | cotangent " + special_values(g);
+  }
+  return s;
 }
 
 std::string pre_shrink_signature(const Case& generated, std::string_view backend, std::string_view verdict_label,

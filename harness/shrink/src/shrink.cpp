@@ -207,29 +207,45 @@ std::size_t distinct_words(const std::string& p) {
 auto measure(const Case& c) {
   std::uint64_t structure = c.inputs.size();
   std::uint64_t values = 0;
-  for (const Tensor& t : c.inputs) {
+  const auto add = [&](const Tensor& t) {
     structure += t.rank() + static_cast<std::uint64_t>(t.size());
     for (std::int64_t i = 0; i < t.size(); ++i) values += value_cost(t, static_cast<std::size_t>(i));
-  }
+  };
+  for (const Tensor& t : c.inputs) add(t);
+  if (c.cotangent) add(*c.cotangent);  // a VJP case's cotangent shrinks like an input
   return std::make_tuple(structure, distinct_words(c.pattern), values, c.pattern.size(), c.axis_lengths.size());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Candidates every case has
 
+/// The forward output's shape of a (VJP) case, or nullopt when the checker rejects the forward case.
+std::optional<Shape> forward_output_of(const Case& c) {
+  Case plain = c;
+  plain.cotangent.reset();
+  auto checked = check_case(plain, Limits{});
+  if (!checked) return std::nullopt;
+  return std::visit([](const auto& x) { return x.output_shape; }, *checked);
+}
+
+/// The tensors whose values shrink: the inputs, then a VJP case's cotangent (index inputs.size()).
+std::size_t value_tensors(const Case& c) { return c.inputs.size() + (c.cotangent ? 1 : 0); }
+const Tensor& value_tensor(const Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
+Tensor& value_tensor(Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
+
 bool value_candidates(const Case& c, const Visit& visit) {
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    const Tensor& t = c.inputs[k];
+  for (std::size_t k = 0; k < value_tensors(c); ++k) {
+    const Tensor& t = value_tensor(c, k);
     bool all_zero = true;
     for (std::int64_t i = 0; i < t.size() && all_zero; ++i) all_zero = value_cost(t, static_cast<std::size_t>(i)) == 0;
     if (!all_zero) {
       Case z = c;
-      z.inputs[k] = Tensor(t.dtype(), t.shape());
+      value_tensor(z, k) = Tensor(t.dtype(), t.shape());
       if (visit(std::move(z))) return true;
     }
   }
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    const Tensor& t = c.inputs[k];
+  for (std::size_t k = 0; k < value_tensors(c); ++k) {
+    const Tensor& t = value_tensor(c, k);
     for (std::size_t i = 0; i < static_cast<std::size_t>(t.size()); ++i) {
       const std::uint64_t cost = value_cost(t, i);
       if (cost == 0) continue;
@@ -237,8 +253,8 @@ bool value_candidates(const Case& c, const Visit& visit) {
         using T = decltype(tag);
         for (T v : simpler_values(t.values<T>()[i])) {
           Case s = c;
-          s.inputs[k].template values<T>()[i] = v;
-          if (value_cost(s.inputs[k], i) >= cost) continue;
+          value_tensor(s, k).template values<T>()[i] = v;
+          if (value_cost(value_tensor(s, k), i) >= cost) continue;
           if (visit(std::move(s))) return true;
         }
         return false;
@@ -261,8 +277,8 @@ bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
     s.axis_lengths.erase(s.axis_lengths.begin() + static_cast<std::ptrdiff_t>(k));
     if (visit(std::move(s))) return true;
   }
-  for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    const Tensor& t = c.inputs[k];
+  for (std::size_t k = 0; k < value_tensors(c); ++k) {
+    const Tensor& t = value_tensor(c, k);
     detail::AxisLayout old_layout;
     for (std::size_t d = 0; d < t.rank(); ++d) old_layout.push_back({{static_cast<int>(d), t.shape()[d]}});
     const auto identity = [](int a) { return a; };
@@ -278,7 +294,7 @@ bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
         auto g = detail::gather(t, old_layout, layout, identity, limits);
         if (!g) continue;
         Case s = c;
-        s.inputs[k] = std::move(*g);
+        value_tensor(s, k) = std::move(*g);
         if (visit(std::move(s))) return true;
       }
     }
@@ -291,19 +307,61 @@ bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   return false;
 }
 
+/// The cotangent of `old` carried over to `shape` (the forward output of a shrunk candidate): the
+/// element at the same coordinates, each taken modulo the old length, when the ranks agree, else the
+/// flat index modulo the old size; 1 where the old cotangent has no element. Nullopt over `limits`.
+std::optional<Tensor> follow_cotangent(const Tensor& old, const Shape& shape, const Limits& limits) {
+  if (!check_tensor_size(shape, limits, "shrink candidate").ok()) return std::nullopt;
+  Tensor out(old.dtype(), shape);
+  visit_dtype(old.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const auto src = old.values<T>();
+    auto dst = out.values<T>();
+    std::vector<std::int64_t> coord(shape.size(), 0);
+    for (std::size_t flat = 0; flat < dst.size(); ++flat) {
+      if (src.empty()) {
+        dst[flat] = T(1);
+      } else if (old.rank() == shape.size()) {
+        std::int64_t index = 0;
+        for (std::size_t d = 0; d < shape.size(); ++d) index = index * old.shape()[d] + coord[d] % old.shape()[d];
+        dst[flat] = src[static_cast<std::size_t>(index)];
+      } else {
+        dst[flat] = src[flat % src.size()];
+      }
+      for (std::size_t d = shape.size(); d-- > 0;) {  // next row-major coordinate
+        if (++coord[d] < shape[d]) break;
+        coord[d] = 0;
+      }
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 bool smaller_case(const Case& a, const Case& b) { return measure(a) < measure(b); }
 
 void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& user_visit, const Limits& limits) {
-  // Input layouts describe the original shapes: a candidate with other shapes drops them.
+  const bool accepted = check_case(c, Limits{}).ok();
+  // Input layouts describe the original shapes: a candidate with other shapes drops them. A VJP
+  // case the checker accepts keeps its cotangent the forward output's shape: a structural candidate
+  // whose output changed gets the old cotangent carried over (follow_cotangent).
   const Visit visit = [&](Case&& candidate) {
     bool same = candidate.inputs.size() == c.inputs.size();
     for (std::size_t k = 0; same && k < c.inputs.size(); ++k) same = candidate.inputs[k].shape() == c.inputs[k].shape();
     if (!same) candidate.layouts.clear();
+    if (accepted && c.cotangent) {
+      // The structural passes build their candidates from the forward case: bring the cotangent back.
+      if (!candidate.cotangent) candidate.cotangent = c.cotangent;
+      const auto shape = forward_output_of(candidate);
+      if (shape && *shape != candidate.cotangent->shape()) {
+        auto g = follow_cotangent(*candidate.cotangent, *shape, limits);
+        if (!g) return false;
+        candidate.cotangent = std::move(*g);
+      }
+    }
     return user_visit(std::move(candidate));
   };
-  const bool accepted = check_case(c, Limits{}).ok();
   if (accepted) {
     if (c.op == Op::einsum ? detail::einsum_candidates(c, visit, limits) : detail::reduce_candidates(c, visit, limits))
       return;

@@ -21,6 +21,12 @@ struct CheckCommand {
   std::string dtype = "f64";
   std::string values = "random";       ///< random | iota | ones | edge
   std::uint64_t seed = 1;
+  /// --vjp: the case is the VJP of the forward case above, with a cotangent of its output's shape.
+  bool vjp = false;
+  /// --cotangent-values (random | iota | ones | edge; default: --values), seeded like one more operand.
+  std::optional<std::string> cotangent_values;
+  /// --cotangent-shape: a shape other than the forward output's (to check the rejection).
+  std::optional<std::string> cotangent_shape;
   std::string case_file;               ///< --case FILE
   bool json = false;
   std::vector<std::string> backends = {"fused"};

@@ -47,6 +47,9 @@ struct GenOptions {
   ReduceGenOptions reduce;              ///< generate_reduce's options
   int reduce_percent = 30;              ///< generate_case: percent of reduce cases
   int invalid_percent = 10;             ///< generate_case: percent of deliberately invalid cases
+  /// generate_case: percent of VJP cases (generate_vjp_case). 0 draws no choice for it, so a
+  /// campaign without VJPs draws exactly the cases it drew before VJPs existed.
+  int vjp_percent = 0;
 };
 
 /// Draws one valid einsum case (the checker accepts it). Deterministic in the choices.
@@ -66,6 +69,23 @@ Case generate_case(ChoiceSource& choices, const GenOptions& options = {});
 
 /// Mutates a case into one the checker most likely rejects (deliberately invalid).
 Case make_invalid(const Case& valid, ChoiceSource& choices);
+
+/// The forward output's shape of `forward` (its cotangent ignored), or nullopt when the checker
+/// rejects the forward case.
+std::optional<Shape> forward_output_shape(const Case& forward);
+
+/// `forward` made a VJP case: a cotangent of its output's shape and dtype from generate_values's
+/// mixtures (IEEE edge values included); rank 0 when the checker rejects the forward case.
+Case make_vjp(Case forward, ChoiceSource& choices);
+
+/// One VJP case: a float einsum (the float dtypes of `options.dtypes`, f32/f64 when none) or
+/// (reduce_percent) a sum/prod/mean/min/max reduce in f32/f64, with its cotangent; in
+/// invalid_percent of the cases made invalid by make_invalid_vjp.
+Case generate_vjp_case(ChoiceSource& choices, const GenOptions& options = {});
+
+/// A VJP case the checker rejects: a cotangent of another shape (`cotangentShapeMismatch`), an
+/// integer dtype or an any/all reduce (`notDifferentiable`), or an invalid forward case.
+Case make_invalid_vjp(const Case& valid, ChoiceSource& choices);
 
 /// Values for `shape` from one of several mixtures: small integers, binary fractions, IEEE edge
 /// values (NaN with payloads, ±Inf, ±0, subnormals, smallest normal, largest finite, 1 ± ulp),

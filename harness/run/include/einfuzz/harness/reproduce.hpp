@@ -25,6 +25,9 @@ struct CaseFlags {
   std::string dtype = "f64";
   std::string values = "random";
   std::uint64_t seed = 1;
+  bool vjp = false;                              ///< --vjp
+  std::optional<std::string> cotangent_values;   ///< --cotangent-values, as given
+  std::optional<std::string> cotangent_shape;    ///< --cotangent-shape, as given
 };
 
 /// A stored case file (`--case FILE`, the path as it is to be typed) or the generating flags.
