@@ -14,6 +14,7 @@
 #include "einfuzz/core/scalar.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 #include "einfuzz/fused/einsum.hpp"
+#include "gemm.hpp"
 #include "kernel.hpp"
 #include "loop_nest.hpp"
 
@@ -80,8 +81,17 @@ bool run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
     kinds[k] = lane_step[k] == 0   ? detail::Lane::zero
                : lane_step[k] == 1 ? detail::Lane::unit
                                    : detail::Lane::any;
-  const detail::ChunkFn<T> chunk =
-      detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
+  detail::GemmShape gemm;
+  const bool use_gemm = detail::match_gemm(nest, gemm);
+  const detail::ChunkFn<T> loops =
+      use_gemm ? nullptr : detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
+  const auto chunk = [&](const detail::ChunkArgs<T>& args) {
+    if (use_gemm) {
+      detail::run_gemm_chunk<T>(gemm, args, options.simd_dispatch);
+    } else {
+      loops(args);
+    }
+  };
 
   const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
   const unsigned tasks = chunk_count(plan, options);

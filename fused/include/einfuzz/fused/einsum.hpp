@@ -41,6 +41,9 @@ struct ExecOptions {
   /// 0: the §9 task-count policy; else exactly min(tasks, outer, threads) output chunks (lets tests
   /// exercise chunk boundaries on small inputs).
   unsigned tasks = 0;
+  /// true: kernels may use the SIMD extensions the CPU reports at run time (AVX2, never FMA); false:
+  /// the baseline (SSE2) kernels only. The same bits either way (tests compare them; benches time them).
+  bool simd_dispatch = true;
 };
 
 /// Compiles the per-operand stride plans of §7.
