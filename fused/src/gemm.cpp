@@ -179,6 +179,9 @@ void gemm_any(const Problem<U>& p, const KWalk& walk, std::int64_t k_total, bool
 
 }  // namespace
 
+/// M·N·K of one batch position from which the GEMM path pays off (bench_einsum: 8³ does not, 16³ does).
+constexpr std::int64_t kMinGemmTerms = 2048;
+
 bool match_gemm(const LoopNest& nest, GemmShape& shape) noexcept {
   if (nest.operands != 2 || nest.out_loops < 2) return false;
   const std::size_t n_loop = nest.out_loops - 1;
@@ -189,6 +192,10 @@ bool match_gemm(const LoopNest& nest, GemmShape& shape) noexcept {
   for (std::size_t i = n_loop; i-- > 0;) {
     const std::int64_t* s = nest.out_steps(i);
     if (s[col] == 0 && s[row] != 0) {
+      // Below a few thousand terms per batch position, packing costs more than the loop nest spends.
+      std::int64_t k = 1;
+      for (std::size_t j = 0; j < nest.con_loops; ++j) k *= nest.con_len[j];
+      if (nest.out_len[i] * nest.out_len[n_loop] * k < kMinGemmTerms) return false;
       shape = GemmShape{row, col, i};
       return true;
     }
