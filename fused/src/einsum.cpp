@@ -14,6 +14,8 @@
 #include "einfuzz/core/scalar.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 #include "einfuzz/fused/einsum.hpp"
+#include "compiled.hpp"
+#include "gemm.hpp"
 #include "kernel.hpp"
 #include "loop_nest.hpp"
 
@@ -49,11 +51,11 @@ bool max_read_index(const OperandPlan& operand, const EinsumPlan& plan, std::int
   return true;
 }
 
-// Cheap O(operands · rank) checks, run only when operands will be read: every read is in bounds.
-void check_reads(const EinsumPlan& plan, std::span<const Tensor> inputs) {
+// Every read is in bounds: O(operands) against the bounds compiled with the plan.
+void check_reads(const detail::CompiledLoops& compiled, std::span<const Tensor> inputs) {
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    std::int64_t last = 0;
-    if (!max_read_index(plan.operands[k], plan, last) || last >= inputs[k].size())
+    const std::int64_t last = compiled.last_read[k];
+    if (last < 0 || last >= inputs[k].size())
       precondition_violated("an input holds fewer elements than its plan reads");
   }
 }
@@ -65,9 +67,9 @@ unsigned resolve_threads(unsigned requested) {
 
 /// Runs the kernels over every chunk; true when some chunk wrote a NaN.
 template <class T>
-bool run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options,
-         Tensor& result) {
-  const detail::LoopNest nest(plan);
+bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
+         const ExecOptions& options, Tensor& result) {
+  const detail::LoopNest& nest = compiled.nest;
   const auto n = static_cast<std::size_t>(nest.operands);
   detail::SmallArray<const T*, 16> x(n);
   for (std::size_t k = 0; k < n; ++k) x[k] = inputs[k].values<T>().data();
@@ -80,8 +82,17 @@ bool run(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptio
     kinds[k] = lane_step[k] == 0   ? detail::Lane::zero
                : lane_step[k] == 1 ? detail::Lane::unit
                                    : detail::Lane::any;
-  const detail::ChunkFn<T> chunk =
-      detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
+  const detail::GemmShape& gemm = compiled.gemm;
+  const bool use_gemm = compiled.is_gemm;
+  const detail::ChunkFn<T> loops =
+      use_gemm ? nullptr : detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
+  const auto chunk = [&](const detail::ChunkArgs<T>& args) {
+    if (use_gemm) {
+      detail::run_gemm_chunk<T>(gemm, args, options.simd_dispatch);
+    } else {
+      loops(args);
+    }
+  };
 
   const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
   const unsigned tasks = chunk_count(plan, options);
@@ -162,7 +173,27 @@ void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs,
   }
 }
 
+template <class T>
+Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
+              const ExecOptions& options, Tensor result) {
+  if (run<T>(plan, compiled, inputs, options, result)) repair_nan_payloads<T>(plan, inputs, result);
+  return result;
+}
+
 }  // namespace
+
+namespace detail {
+
+CompiledLoops::CompiledLoops(const EinsumPlan& plan) : nest(plan) {
+  is_gemm = match_gemm(nest, gemm);
+  last_read.reserve(plan.operands.size());
+  for (const OperandPlan& operand : plan.operands) {
+    std::int64_t last = 0;
+    last_read.push_back(max_read_index(operand, plan, last) ? last : -1);
+  }
+}
+
+}  // namespace detail
 
 unsigned chunk_count(const EinsumPlan& plan, const ExecOptions& options) noexcept {
   if (plan.output_size == 0 || plan.contraction_size == 0) return 0;
@@ -186,13 +217,21 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
 
   Tensor result(dtype, plan.output_shape);  // zero-filled: +0 is the value of an empty contraction
   if (plan.output_size == 0 || plan.contraction_size == 0) return result;  // reads nothing
-  check_reads(plan, inputs);
-  visit_dtype(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, Bool8>) {
-      if (run<T>(plan, inputs, options, result)) repair_nan_payloads<T>(plan, inputs, result);
-    }
-  });
+  // A plan from compile() carries its loops; one built by hand gets them here (the same bits).
+  std::unique_ptr<const detail::CompiledLoops> local;
+  const detail::CompiledLoops* compiled = plan.compiled.get();
+  if (compiled == nullptr) {
+    local = std::make_unique<const detail::CompiledLoops>(plan);
+    compiled = local.get();
+  }
+  check_reads(*compiled, inputs);
+  switch (dtype) {  // visit_dtype without the bool case
+    case DType::f32: return finish<float>(plan, *compiled, inputs, options, std::move(result));
+    case DType::f64: return finish<double>(plan, *compiled, inputs, options, std::move(result));
+    case DType::i32: return finish<std::int32_t>(plan, *compiled, inputs, options, std::move(result));
+    case DType::i64: return finish<std::int64_t>(plan, *compiled, inputs, options, std::move(result));
+    case DType::boolean: break;
+  }
   return result;
 }
 

@@ -305,7 +305,7 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
 /// cannot change a bit. A single-term contraction needs no accumulators: the row is one
 /// elementwise loop.
 template <class T, int W, class Ops>
-void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
+[[gnu::always_inline]] inline void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
   if constexpr (W > 1 && Ops::kElementwiseRows) {
     if (nest.con_loops == 1 && nest.con_len[0] == 1) {

@@ -1,9 +1,11 @@
 // Compiles a checked einsum into per-operand stride plans (SEMANTICS §7) and picks the task count (§9).
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "einfuzz/fused/einsum.hpp"
+#include "compiled.hpp"
 
 namespace einfuzz::fused {
 namespace {
@@ -60,6 +62,7 @@ EinsumPlan compile(const CheckedEinsum& einsum) {
   plan.contraction_shape = einsum.contraction_shape;
   plan.output_size = einsum.output_size;
   plan.contraction_size = einsum.contraction_size;
+  if (plan.output_size > 0 && plan.contraction_size > 0) plan.compiled = std::make_shared<const detail::CompiledLoops>(plan);
   return plan;
 }
 

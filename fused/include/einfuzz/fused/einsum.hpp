@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,10 @@ struct OperandPlan {
   std::vector<std::int64_t> contract_strides; ///< per contracted axis: sum of its triples' strides
 };
 
+namespace detail {
+struct CompiledLoops;  // the loops, kernel choice and read bounds compile() derives from the plan
+}  // namespace detail
+
 /// Everything `execute` needs; compiled once per checked einsum, independent of values.
 struct EinsumPlan {
   std::vector<OperandPlan> operands;          ///< in source order
@@ -32,6 +37,10 @@ struct EinsumPlan {
   Shape contraction_shape;                    ///< C lengths, C[0] outermost
   std::int64_t output_size = 1;               ///< elements of the output
   std::int64_t contraction_size = 1;          ///< terms per output element (0: empty contraction)
+  /// What `compile` derived from the fields above, so that `execute` only loops (plan reuse). Shared by
+  /// copies; a plan built field by field (or edited after compile) has none and `execute` derives it
+  /// per call, with the same bits.
+  std::shared_ptr<const detail::CompiledLoops> compiled;
 };
 
 /// Execution knobs; none of them may change a single output bit.
@@ -41,6 +50,9 @@ struct ExecOptions {
   /// 0: the §9 task-count policy; else exactly min(tasks, outer, threads) output chunks (lets tests
   /// exercise chunk boundaries on small inputs).
   unsigned tasks = 0;
+  /// true: kernels may use the SIMD extensions the CPU reports at run time (AVX2, never FMA); false:
+  /// the baseline (SSE2) kernels only. The same bits either way (tests compare them; benches time them).
+  bool simd_dispatch = true;
 };
 
 /// Compiles the per-operand stride plans of §7.
