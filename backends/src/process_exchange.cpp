@@ -259,13 +259,17 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
   const std::string line = wire::request_line(c, id, storages);
   std::vector<std::span<const std::byte>> chunks = {std::as_bytes(std::span(line.data(), line.size()))};
   for (std::size_t k = 0; k < c.inputs.size(); ++k) chunks.push_back(storages[k] ? storages[k]->bytes() : c.inputs[k].bytes());
+  // A VJP: the cotangent's bytes after the inputs'; the answer is one cotangent per input.
+  if (c.is_vjp()) chunks.push_back(c.cotangent->bytes());
+  const std::optional<std::size_t> gradients = c.is_vjp() ? std::optional(c.inputs.size()) : std::nullopt;
+  std::vector<Shape> gradient_shapes;
 
   const DType out_dtype = wire::output_dtype(c);
   std::optional<Tensor> output;
   std::optional<BackendResult> answer;
   Incoming in;
   auto on_line = [&](Incoming& msg) -> std::optional<Fault> {
-    wire::Response r = wire::decode_response(*msg.line, id, first_id, out_dtype, options.limits);
+    wire::Response r = wire::decode_response(*msg.line, id, first_id, out_dtype, options.limits, gradients);
     if (const auto* stale = std::get_if<wire::StaleResponse>(&r)) {
       // The id of a request this process has already answered: a second answer to it.
       stale_answer = true;
@@ -277,6 +281,7 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
     if (const auto* bad = std::get_if<wire::BadResponse>(&r)) return protocol_fault(bad->what);
     if (const auto* payload = std::get_if<wire::Payload>(&r)) {
       output.emplace(out_dtype, payload->shape);
+      gradient_shapes = payload->shapes;
       msg.payload = &*output;
       msg.payload_bytes = output->bytes().size();
       return std::nullopt;
@@ -292,6 +297,7 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
   last_id = id;
   last_pattern = c.pattern;
   if (answer) return *answer;
+  if (gradients) return wire::split_gradients(*output, gradient_shapes);
   return std::move(*output);
 }
 

@@ -3,6 +3,7 @@
 #include "process_wire.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <utility>
@@ -95,6 +96,8 @@ std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::s
   for (const auto& o : ops) {
     if (o == "einsum") c.ops.push_back(Op::einsum);
     if (o == "reduce") c.ops.push_back(Op::reduce);
+    // VJPs of the ops above (PROTOCOL A §2); "vjp" is no op of its own.
+    if (o == "vjp") c.vjp = true;
   }
   c.dtypes.clear();
   for (const auto& d : dtypes) {
@@ -125,6 +128,13 @@ std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::s
     return std::string("\"nan_profile\" must be \"propagate\", \"ignore\" or \"ordered\", got " +
                json_quote(printable(nan_profile)));
   }
+  std::string tie_rule = "equal-share";
+  if (auto f = str("tie_rule", tie_rule)) return *f;
+  if (const auto rule = tie_rule_from_name(tie_rule)) {
+    c.tie_rule = *rule;
+  } else {
+    return std::string("\"tie_rule\" must be \"equal-share\", \"one\" or \"all\", got " + json_quote(printable(tie_rule)));
+  }
   if (notation != "einops" && notation != "numpy") {
     return std::string("\"notation\" must be \"einops\" or \"numpy\", got " + json_quote(printable(notation)));
   }
@@ -139,7 +149,8 @@ std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::s
 }
 
 std::string request_line(const Case& c, std::int64_t id, const std::vector<std::optional<Tensor>>& storages) {
-  std::string s = "{\"id\":" + std::to_string(id) + ",\"op\":" + json_quote(op_name(c.op)) +
+  std::string s = "{\"id\":" + std::to_string(id) + ",\"op\":" +
+                  (c.is_vjp() ? "\"vjp\",\"of\":" + json_quote(op_name(c.op)) : json_quote(op_name(c.op))) +
                   ",\"pattern\":" + json_quote(c.pattern);
   if (c.op == Op::einsum) {
     std::vector<Shape> shapes;
@@ -167,6 +178,7 @@ std::string request_line(const Case& c, std::int64_t id, const std::vector<std::
     }
     s += "}";
   }
+  if (c.is_vjp()) s += ",{\"shape\":" + Json(c.cotangent->shape()).dump() + "}";
   return s + "]}\n";
 }
 
@@ -187,7 +199,70 @@ std::optional<std::string> not_describable(const Case& c) {
   return std::nullopt;
 }
 
-Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, DType out_dtype, const Limits& limits) {
+namespace {
+
+/// A JSON array of lengths as a Shape, or nullopt.
+std::optional<Shape> lengths_of(const Json& a) {
+  if (!a.is_array()) return std::nullopt;
+  Shape shape;
+  for (const Json& d : a) {
+    if (!d.is_number_integer() || d.get<std::int64_t>() < 0 ||
+        (d.is_number_unsigned() &&
+         d.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+      return std::nullopt;
+    }
+    shape.push_back(d.get<std::int64_t>());
+  }
+  return shape;
+}
+
+/// The `"shapes"` of an ok response to a VJP of `count` forward inputs, or why not.
+std::variant<Payload, BadResponse> decode_shapes(const Json& j, std::size_t count, const Limits& limits) {
+  const auto sh = j.find("shapes");
+  if (sh == j.end() || !sh->is_array()) return BadResponse{"an ok response to a vjp request without a \"shapes\" array"};
+  if (sh->size() != count) {
+    return BadResponse{"\"shapes\" has " + std::to_string(sh->size()) + " entries, the vjp request " +
+                       std::to_string(count) + " forward inputs (one cotangent each)"};
+  }
+  Payload p;
+  std::int64_t total = 0;
+  for (std::size_t m = 0; m < count; ++m) {
+    auto shape = lengths_of((*sh)[m]);
+    if (!shape) return BadResponse{"\"shapes\" entry " + std::to_string(m) + " " + printable((*sh)[m].dump(), 120) +
+                                   " is not an array of lengths"};
+    // Each shape, then their running total, within the limits before anything is allocated.
+    auto size = check_tensor_size(*shape, limits, "the response shape " + std::to_string(m));
+    if (!size) return BadResponse{"huge shape " + printable((*sh)[m].dump(), 120) + ": " + size.error().message};
+    total += *size;
+    if (auto all = check_tensor_size(Shape{total}, limits, "the response's tensors together"); !all) {
+      return BadResponse{"huge shapes " + printable(sh->dump(), 120) + ": " + all.error().message};
+    }
+    p.shapes.push_back(std::move(*shape));
+  }
+  p.shape = Shape{total};
+  return p;
+}
+
+}  // namespace
+
+Gradients split_gradients(const Tensor& payload, const std::vector<Shape>& shapes) {
+  Gradients out;
+  const std::size_t esize = dtype_size(payload.dtype());
+  std::size_t at = 0;
+  for (const Shape& shape : shapes) {
+    Tensor t(payload.dtype(), shape);
+    const auto dst = t.bytes();
+    if (!dst.empty()) {
+      std::memcpy(const_cast<std::byte*>(dst.data()), payload.bytes().data() + at, dst.size());
+    }
+    at += static_cast<std::size_t>(t.size()) * esize;
+    out.tensors.push_back(std::move(t));
+  }
+  return out;
+}
+
+Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, DType out_dtype, const Limits& limits,
+                         std::optional<std::size_t> gradients) {
   const auto bad = [](std::string what) { return BadResponse{std::move(what)}; };
   if (!j.is_object()) return bad("the response is not a JSON object: \"" + printable(j.dump()) + "\"");
   const auto idit = j.find("id");
@@ -216,6 +291,11 @@ Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, 
   if (const auto dt = j.find("dtype"); dt != j.end() && (!dt->is_string() || *dt != dtype_name(out_dtype))) {
     return bad("\"dtype\" " + printable(dt->dump()) + " is not the expected " + std::string(dtype_name(out_dtype)));
   }
+  if (gradients) {
+    auto p = decode_shapes(j, *gradients, limits);
+    if (auto* b = std::get_if<BadResponse>(&p)) return std::move(*b);
+    return std::get<Payload>(std::move(p));
+  }
   const auto sh = j.find("shape");
   if (sh == j.end() || !sh->is_array()) return bad("an ok response without a \"shape\" array");
   Shape shape;
@@ -231,7 +311,7 @@ Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, 
   if (auto size = check_tensor_size(shape, limits, "the response shape"); !size) {
     return bad("huge shape " + printable(sh->dump(), 120) + ": " + size.error().message);
   }
-  return Payload{std::move(shape)};
+  return Payload{std::move(shape), {}};
 }
 
 }  // namespace einfuzz::wire

@@ -46,7 +46,9 @@ std::variant<Json, std::string> parse_line(std::string line, std::size_t max_lin
 std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation);
 
 /// The request line (with its '\n') for case `c` as request `id`; an input k with storages[k] set
-/// is described by its layout (the storage bytes follow instead of the dense values).
+/// is described by its layout (the storage bytes follow instead of the dense values). A VJP case
+/// is `"op":"vjp","of":<forward op>` with the forward fields and one more input, the cotangent,
+/// after the forward inputs (PROTOCOL A §2); its bytes follow theirs.
 std::string request_line(const Case& c, std::int64_t id, const std::vector<std::optional<Tensor>>& storages);
 
 /// Why PROTOCOL A §2 cannot describe the case to a backend, or nullopt: such a case is not sent.
@@ -61,15 +63,23 @@ struct BadResponse {
   std::string what;
 };
 /// An ok response: `shape` elements of the expected dtype follow as the payload (already checked
-/// against the limits, so allocating it is safe).
+/// against the limits, so allocating it is safe). To a VJP request, `shapes` holds one shape per
+/// forward input (its cotangent's, each and their total checked against the limits) and `shape`
+/// is their concatenation's, one dimension: the payload is the tensors' bytes back to back.
 struct Payload {
   Shape shape;
+  std::vector<Shape> shapes;
 };
 using Response = std::variant<Rejected, Unsupported, Payload, StaleResponse, BadResponse>;
 
 /// Decodes the response line `j` to request `id` on a process whose first request was `first_id`,
 /// expecting `out_dtype`; a payload's shape is bounded by `limits`. The backend's message and code
-/// are cut and escaped for reports.
-Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, DType out_dtype, const Limits& limits);
+/// are cut and escaped for reports. `gradients` set: the request was a VJP of that many forward
+/// inputs, and an ok response must carry exactly that many `"shapes"`.
+Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, DType out_dtype, const Limits& limits,
+                         std::optional<std::size_t> gradients = std::nullopt);
+
+/// A VJP payload (the tensors back to back, as Payload::shapes says) split into one tensor each.
+Gradients split_gradients(const Tensor& payload, const std::vector<Shape>& shapes);
 
 }  // namespace einfuzz::wire

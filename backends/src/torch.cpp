@@ -1,5 +1,6 @@
 // The torch backends: at::einsum (with an optional explicit contraction path) and the at::
-// reductions, used as a torch user would. The only translation unit of the project that includes ATen;
+// reductions, used as a torch user would, forward and, for VJP cases, through autograd (`backward(g)`
+// on the forward result). The only translation unit of the project that includes ATen;
 // it is built as a loadable module (einfuzz_torch.so) that torch_loader.cpp opens on first use, so
 // no other program pays for loading libtorch.
 #include "einfuzz/backends/torch.hpp"
@@ -17,6 +18,7 @@
 
 #include "einfuzz/backends/adapter.hpp"
 #include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
 
@@ -102,7 +104,8 @@ std::vector<int64_t> contraction_path(TorchPath path, std::size_t n) {
   return out;
 }
 
-std::string path_name(TorchPath path) {
+std::string backend_name(TorchPath path, TorchMinMax minmax) {
+  if (minmax == TorchMinMax::max_dim) return "torch-maxdim";
   switch (path) {
     case TorchPath::automatic: return "torch";
     case TorchPath::right_first: return "torch-path-right";
@@ -111,32 +114,93 @@ std::string path_name(TorchPath path) {
   return "torch";
 }
 
+/// True when the cotangent's dtype is not the case's (the checker's invalidArgument for it).
+bool g_dtype_differs(const Case& c) { return c.cotangent && c.cotangent->dtype() != c.dtype; }
+
+/// A forward evaluation: the result (a graph node when the inputs require grad) or the answer.
+using Forward = std::variant<at::Tensor, BackendResult>;
+
+/// The leaves of a VJP: float inputs that require grad, so backward() fills their grad().
+void require_grad(std::vector<at::Tensor>& leaves) {
+  for (at::Tensor& t : leaves) t.set_requires_grad(true);
+}
+
 class TorchBackend final : public Backend {
  public:
-  explicit TorchBackend(TorchPath path)
+  TorchBackend(TorchPath path, TorchMinMax minmax)
       : path_(path),
-        name_(path_name(path)),
+        minmax_(minmax),
+        name_(backend_name(path, minmax)),
         caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, true,
                                 std::string("libtorch ") + EINFUZZ_TORCH_VERSION + " (ATen)" +
-                                    (path == TorchPath::automatic ? "" : ", explicit contraction path"))) {
+                                    (path == TorchPath::automatic ? "" : ", explicit contraction path") +
+                                    (minmax == TorchMinMax::max_dim ? ", min/max through max(dim)/min(dim)" : ""))) {
     caps_.strided_inputs = true;
+    // Autograd's VJPs: amax/amin share the cotangent equally among ties (their backward divides by
+    // the tie count); max(dim)/min(dim) route it to the one index they return.
+    caps_.vjp = true;
+    caps_.tie_rule = minmax == TorchMinMax::max_dim ? TieRule::one : TieRule::equal_share;
   }
   std::string_view name() const override { return name_; }
   const Capabilities& capabilities() const override { return caps_; }
 
   BackendResult run(const Case& c) override {
+    std::vector<Tensor> keep;
+    std::vector<at::Tensor> leaves;
+    const bool vjp = c.is_vjp() && is_float(c.dtype);
+    Forward f;
     try {
-      return c.op == Op::einsum ? einsum(c) : reduce(c);
+      f = c.op == Op::einsum ? einsum(c, keep, leaves, vjp) : reduce(c, keep, leaves, vjp);
     } catch (const c10::Error& e) {
       return Rejected{"", "torch: " + torch_message(e)};
     }
+    if (auto* answer = std::get_if<BackendResult>(&f)) return std::move(*answer);
+    at::Tensor& r = std::get<at::Tensor>(f);
+    if (!c.is_vjp()) return from_torch(r);
+    return backward(c, r, leaves);
   }
 
  private:
-  BackendResult einsum(const Case& c) {
+  /// The VJP of a forward result `r` computed from `leaves`: the case's own VJP rules first (the
+  /// checker's, in its order), then r.backward(g) and each leaf's grad(); what torch raises there
+  /// is outside what it implements.
+  static BackendResult backward(const Case& c, at::Tensor& r, std::vector<at::Tensor>& leaves) {
+    // The forward case passed torch; the VJP rules of check_case (notDifferentiable, the
+    // cotangent's dtype and shape) are the checker's, so they are taken from it.
+    // (A forward rejection of the checker's that torch did not share is the forward case's
+    // disagreement; the backward then runs on what torch accepted.)
+    if (auto checked = check_case(c, Limits{}); !checked) {
+      const Code code = checked.error().code;
+      if (code == Code::notDifferentiable || code == Code::cotangentShapeMismatch ||
+          (code == Code::invalidArgument && g_dtype_differs(c))) {
+        return rejected(checked.error());
+      }
+    }
+    const Tensor& g = *c.cotangent;
+    const std::vector<int64_t> g_sizes(g.shape().begin(), g.shape().end());
+    const auto options = at::TensorOptions().dtype(scalar_type(g.dtype()));
+    at::Tensor gt = g.size() == 0 ? at::zeros(g_sizes, options)
+                                  : at::from_blob(const_cast<std::byte*>(g.bytes().data()), g_sizes, options);
+    Gradients out;
+    try {
+      r.backward(gt, /*retain_graph=*/false, /*create_graph=*/false, at::TensorList(leaves));
+      for (std::size_t k = 0; k < leaves.size(); ++k) {
+        // No grad: nothing reached the leaf (torch's None), which is the zero cotangent.
+        const at::Tensor grad = leaves[k].grad().defined() ? leaves[k].grad() : at::zeros_like(leaves[k]);
+        BackendResult t = from_torch(grad);
+        if (!std::holds_alternative<Tensor>(t)) return t;
+        out.tensors.push_back(std::move(std::get<Tensor>(t)));
+      }
+    } catch (const c10::Error& e) {
+      return Unsupported{"torch backward: " + torch_message(e)};
+    }
+    return out;
+  }
+
+  Forward einsum(const Case& c, std::vector<Tensor>& keep, std::vector<at::Tensor>& operands, bool vjp) const {
     // The einops front end: what does not parse is rejected with the parser's code.
     auto parsed = parse_einsum(c.pattern);
-    if (!parsed) return rejected(parsed.error());
+    if (!parsed) return BackendResult(rejected(parsed.error()));
     std::set<std::string> labels;
     for (const Expression& e : parsed->operands) {
       for (const Item& item : e.items) {
@@ -145,37 +209,53 @@ class TorchBackend final : public Backend {
         }
       }
     }
-    if (labels.size() > 52) return Unsupported{"torch einsum letters: more than 52 labels"};
+    if (labels.size() > 52) return BackendResult(Unsupported{"torch einsum letters: more than 52 labels"});
     const auto subscripts = numpy_subscripts(c.pattern);
-    if (!subscripts) return Rejected{"", "einops: groups, unit and anonymous axes are not einsum axes"};
-    if (c.dtype == DType::boolean) return Rejected{"unsupportedDtype", "einsum on bool (as the checker says)"};
-    std::vector<Tensor> keep;
-    std::vector<at::Tensor> operands;
+    if (!subscripts) return BackendResult(Rejected{"", "einops: groups, unit and anonymous axes are not einsum axes"});
+    if (c.dtype == DType::boolean) return BackendResult(Rejected{"unsupportedDtype", "einsum on bool (as the checker says)"});
     for (std::size_t k = 0; k < c.inputs.size(); ++k) operands.push_back(to_torch(c, k, keep));
+    if (vjp) require_grad(operands);
     const std::vector<int64_t> path = contraction_path(path_, operands.size());
-    at::Tensor r = path.empty() ? at::einsum(*subscripts, operands)
-                                : at::einsum(*subscripts, operands, at::IntArrayRef(path));
-    return from_torch(r);
+    return path.empty() ? at::einsum(*subscripts, operands) : at::einsum(*subscripts, operands, at::IntArrayRef(path));
   }
 
-  static BackendResult reduce(const Case& c) {
+  /// max(dim)/min(dim) over the reduced axes `dims` of `t` (ascending): moved last and flattened
+  /// into one, as a torch user reduces several dimensions with them.
+  static at::Tensor extreme_by_dim(const at::Tensor& t, const std::vector<int64_t>& dims, bool is_max) {
+    std::vector<int64_t> order;
+    std::vector<int64_t> sizes;
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) {
+        order.push_back(d);
+        sizes.push_back(t.size(d));
+      }
+    }
+    order.insert(order.end(), dims.begin(), dims.end());
+    sizes.push_back(-1);
+    const at::Tensor flat = t.permute(order).reshape(sizes);
+    return std::get<0>(is_max ? at::max(flat, -1) : at::min(flat, -1));
+  }
+
+  Forward reduce(const Case& c, std::vector<Tensor>& keep, std::vector<at::Tensor>& leaves, bool vjp) const {
     // The checker's default limits: torch bounds its own sizes.
     auto checked = checked_reduce_or_reject(c, Limits{});
-    if (auto* rejection = std::get_if<Rejected>(&checked)) return std::move(*rejection);
+    if (auto* rejection = std::get_if<Rejected>(&checked)) return BackendResult(std::move(*rejection));
     const CheckedReduce& r = std::get<CheckedReduce>(checked);
-    std::vector<Tensor> keep;
-    at::Tensor t = to_torch(c, 0, keep);
+    leaves.push_back(to_torch(c, 0, keep));
+    if (vjp && reduction_info(r.kind).differentiable) require_grad(leaves);
+    at::Tensor t = leaves[0];
     std::vector<int64_t> elementary;
     for (const ElementaryAxis& a : r.axes) elementary.push_back(a.length);
     t = t.reshape(elementary);
     std::vector<int64_t> dims(r.reduced.begin(), r.reduced.end());
     const auto st = scalar_type(c.dtype);
+    const bool by_dim = minmax_ == TorchMinMax::max_dim;
     if (!dims.empty()) {
       switch (r.kind) {
         case Reduction::sum: t = at::sum(t, at::IntArrayRef(dims), /*keepdim=*/false, st); break;
         case Reduction::mean: t = at::mean(t, at::IntArrayRef(dims)); break;
-        case Reduction::min: t = at::amin(t, at::IntArrayRef(dims)); break;
-        case Reduction::max: t = at::amax(t, at::IntArrayRef(dims)); break;
+        case Reduction::min: t = by_dim ? extreme_by_dim(t, dims, false) : at::amin(t, at::IntArrayRef(dims)); break;
+        case Reduction::max: t = by_dim ? extreme_by_dim(t, dims, true) : at::amax(t, at::IntArrayRef(dims)); break;
         // prod, any and all take one dimension at a time (as einops does with torch): last first.
         case Reduction::prod:
           for (auto d = dims.rbegin(); d != dims.rend(); ++d) t = at::prod(t, *d, false, st);
@@ -199,10 +279,11 @@ class TorchBackend final : public Backend {
     }
     if (!order.empty()) t = t.permute(order);
     const std::vector<int64_t> out_shape(r.output_shape.begin(), r.output_shape.end());
-    return from_torch(t.reshape(out_shape));
+    return t.reshape(out_shape);
   }
 
   TorchPath path_;
+  TorchMinMax minmax_;
   std::string name_;
   Capabilities caps_;
 };
@@ -213,7 +294,8 @@ class TorchBackend final : public Backend {
 
 // The module's one entry point (torch_loader.cpp finds it with dlsym). The caller owns the result and
 // deletes it through Backend's virtual destructor, so allocation and release both happen in here.
-extern "C" __attribute__((visibility("default"))) einfuzz::Backend* einfuzz_torch_backend_v1(int path) {
+// `variant` is the path (TorchPath) plus 16 × the min/max kind (TorchMinMax).
+extern "C" __attribute__((visibility("default"))) einfuzz::Backend* einfuzz_torch_backend_v1(int variant) {
   // Every c10::Error symbolises a C++ backtrace (dladdr per frame) when it is made, a quarter of an
   // `all` campaign's time (torch rejects many cases, and throws internally on some); torch_message
   // reads what_without_backtrace, so the backtrace is never shown. Not fetched at all, then.
@@ -222,5 +304,6 @@ extern "C" __attribute__((visibility("default"))) einfuzz::Backend* einfuzz_torc
     return true;
   }();
   (void)no_backtraces;
-  return new einfuzz::TorchBackend(static_cast<einfuzz::TorchPath>(path));
+  return new einfuzz::TorchBackend(static_cast<einfuzz::TorchPath>(variant % 16),
+                                   static_cast<einfuzz::TorchMinMax>(variant / 16));
 }

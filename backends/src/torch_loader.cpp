@@ -51,16 +51,16 @@ const Module& module() {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_torch_backend(TorchPath path) {
+std::unique_ptr<Backend> make_torch_backend(TorchPath path, TorchMinMax minmax) {
   const Module& m = module();
   if (!m.entry) return nullptr;
-  return std::unique_ptr<Backend>(m.entry(static_cast<int>(path)));
+  return std::unique_ptr<Backend>(m.entry(static_cast<int>(path) + 16 * static_cast<int>(minmax)));
 }
 
 std::vector<std::string> torch_backend_names() {
   const std::string path = module_path();
   if (path.empty() || !std::filesystem::exists(path)) return {};
-  return {"torch", "torch-path-right", "torch-path-outer"};
+  return {"torch", "torch-path-right", "torch-path-outer", "torch-maxdim"};
 }
 
 std::string torch_unavailable_reason() { return module().error; }
