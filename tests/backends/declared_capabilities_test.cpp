@@ -1,6 +1,6 @@
-// Every built-in backend's declared `factoring` and `nan_profile` (ORACLE §3, §5) tested against the
-// library itself: raw results, not verdicts, so each test states what the library does and a wrong
-// declaration fails here (issue 10, item 1).
+// Every built-in backend's declared `factoring`, `nan_profile` and VJP `tie_rule` (ORACLE §3, §5, §7)
+// tested against the library itself: raw results, not verdicts, so each test states what the library
+// does and a wrong declaration fails here (issue 10, item 1; issue 13).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -24,7 +24,7 @@ namespace einfuzz {
 namespace {
 
 const std::vector<std::string> kBackends = {"numpy", "numpy-opt", "torch", "torch-path-right", "torch-path-outer",
-                                            "eigen", "xtensor", "plugin"};
+                                            "torch-maxdim", "eigen", "xtensor", "plugin"};
 
 /// The backend through its einfuzz adapter, or nullptr with the reason it is absent.
 std::unique_ptr<Backend> make(const std::string& name, std::string& why_absent) {
@@ -253,6 +253,104 @@ TEST_P(DeclaredNanProfile, HoldsAgainstTheLibrary) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeclaredNanProfile, ::testing::ValuesIn(kBackends), test_name);
+
+// ---------------------------------------------------------------------------------------------
+// Tie rules (ORACLE §7): min/max VJPs of fibres with a two-element tie and g = 1, where the three
+// rules give different answers (1/2 each; 1 to one of them; 1 to both).
+
+/// Whether `grad` (one fibre's cotangent, in fibre order) follows `rule` for cotangent `g` when the
+/// fibre's tie set is `ties` (exact: the shares below are exact in binary).
+bool follows(TieRule rule, const std::vector<double>& grad, const std::vector<bool>& ties, double g) {
+  const auto t = static_cast<double>(std::count(ties.begin(), ties.end(), true));
+  int receivers = 0;
+  for (std::size_t j = 0; j < grad.size(); ++j) {
+    if (!ties[j]) {
+      if (grad[j] != 0) return false;  // ±0 outside T under every rule
+      continue;
+    }
+    switch (rule) {
+      case TieRule::equal_share:
+        if (grad[j] != g / t) return false;
+        break;
+      case TieRule::all:
+        if (grad[j] != g) return false;
+        break;
+      case TieRule::one:
+        if (grad[j] == g) {
+          ++receivers;
+        } else if (grad[j] != 0) {
+          return false;
+        }
+        break;
+    }
+  }
+  return rule != TieRule::one || receivers == 1;
+}
+
+class DeclaredTieRule : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DeclaredTieRule, HoldsAgainstTheLibrary) {
+  std::string why;
+  const auto backend = make(GetParam(), why);
+  if (!backend) GTEST_SKIP() << why;
+  const Capabilities& caps = backend->capabilities();
+  const auto has = [&](const char* k) { return std::find(caps.reductions.begin(), caps.reductions.end(), k) != caps.reductions.end(); };
+  if (!caps.vjp || (!has("min") && !has("max"))) GTEST_SKIP() << GetParam() << " declares no min/max VJP (its tie_rule is unused)";
+  int cases = 0;
+  for (DType dtype : {DType::f32, DType::f64}) {
+    for (const char* kind : {"min", "max"}) {
+      if (!has(kind)) continue;
+      // Fibres of 4 with one tie of two (positions 1 and 3 for max, 0 and 2 for min), reduced over
+      // one axis and over two (torch-maxdim flattens them).
+      const std::vector<double> x = {1, 5, 2, 5};
+      const std::vector<double> y = {-3, 4, -3, 0};
+      for (const auto& [pattern, shape] : {std::pair<const char*, Shape>{"a b -> a", {2, 4}},
+                                           std::pair<const char*, Shape>{"a b c -> a", {2, 2, 2}}}) {
+        SCOPED_TRACE(std::string(kind) + " '" + pattern + "' " + std::string(dtype_name(dtype)));
+        std::vector<double> values = x;
+        values.insert(values.end(), y.begin(), y.end());
+        Case c;
+        c.op = Op::reduce;
+        c.pattern = pattern;
+        c.reduction = kind;
+        c.dtype = dtype;
+        c.inputs.push_back(dtype == DType::f64 ? Tensor(shape, values)
+                                               : Tensor(shape, std::vector<float>(values.begin(), values.end())));
+        const std::vector<double> g = {1, 1};
+        c.cotangent = dtype == DType::f64 ? Tensor(Shape{2}, g) : Tensor(Shape{2}, std::vector<float>{1, 1});
+        const BackendResult r = backend->run(c);
+        const auto* grads = std::get_if<Gradients>(&r);
+        ASSERT_NE(grads, nullptr) << GetParam() << " returned no gradients";
+        ASSERT_EQ(grads->tensors.size(), 1u);
+        const Tensor& t = grads->tensors[0];
+        ASSERT_EQ(t.shape(), shape);
+        const bool max = std::string(kind) == "max";
+        for (int o = 0; o < 2; ++o) {
+          const std::vector<double>& fibre = o == 0 ? x : y;
+          const double best = max ? *std::max_element(fibre.begin(), fibre.end()) : *std::min_element(fibre.begin(), fibre.end());
+          std::vector<bool> ties;
+          std::vector<double> grad;
+          for (std::size_t j = 0; j < fibre.size(); ++j) {
+            ties.push_back(fibre[j] == best);
+            grad.push_back(element(t, static_cast<std::int64_t>(4 * o + static_cast<int>(j))));
+          }
+          if (std::count(ties.begin(), ties.end(), true) < 2) continue;
+          ++cases;
+          for (const TieRule rule : {TieRule::equal_share, TieRule::one, TieRule::all}) {
+            // The declared rule holds and no other does: the fibre tells the rules apart.
+            EXPECT_EQ(follows(rule, grad, ties, g[static_cast<std::size_t>(o)]), rule == caps.tie_rule)
+                << GetParam() << " declares " << tie_rule_name(caps.tie_rule) << "; rule " << tie_rule_name(rule)
+                << " on output " << o;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 0);
+  RecordProperty("tie_fibres", cases);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DeclaredTieRule, ::testing::ValuesIn(kBackends), test_name);
 
 }  // namespace
 }  // namespace einfuzz
