@@ -1,5 +1,6 @@
-// PROTOCOL B loader: dlopen a plugin, read its versioned table, and call `run` with the case as
-// plain C structs and a host whose `alloc_output` is the only way an output comes back.
+// PROTOCOL B loader: dlopen a plugin, read its versioned table (ABI 1 or 2), and call `run` (or, for
+// a VJP case, ABI 2's `vjp`) with the case as plain C structs and a host whose `alloc_output` is the
+// only way an output comes back.
 #include "einfuzz/backends/plugin.hpp"
 
 #include <dlfcn.h>
@@ -46,11 +47,13 @@ std::uint64_t checksum(std::span<const std::byte> bytes) {
   return h;
 }
 
-/// The state behind one `run` call's einfuzz_host.
+/// The state behind one `run` or `vjp` call's einfuzz_host.
 struct HostState {
   const Limits* limits = nullptr;
   DType out_dtype = DType::f64;
-  std::optional<Tensor> output;
+  std::size_t due = 1;          // outputs the call may allocate: 1 for run, one per input for vjp
+  std::vector<Tensor> outputs;  // in allocation order
+  std::int64_t allocated = 0;   // elements over every output so far (bounded by the limits)
   std::string refusal;  // why alloc_output returned NULL (first reason)
   std::string code;
   std::string message;
@@ -61,7 +64,11 @@ struct HostState {
       if (self->refusal.empty()) self->refusal = std::move(why);
       return nullptr;
     };
-    if (self->output) return refuse("alloc_output was called a second time");
+    if (self->outputs.size() >= self->due) {
+      return refuse(self->due == 1 ? std::string("alloc_output was called a second time")
+                                   : "alloc_output was called " + std::to_string(self->due + 1) +
+                                         " times for a VJP of " + std::to_string(self->due) + " inputs");
+    }
     if (rank < 0 || rank > 64) return refuse("alloc_output: rank " + std::to_string(rank) + " is not in 0..64");
     if (rank > 0 && shape == nullptr) return refuse("alloc_output: a NULL shape for rank " + std::to_string(rank));
     Shape s(shape, shape + rank);
@@ -69,11 +76,15 @@ struct HostState {
       if (d < 0) return refuse("alloc_output: negative length " + std::to_string(d));
     }
     // The limits decide before anything proportional to the shape is allocated.
-    if (auto size = check_tensor_size(s, *self->limits, "the plugin's output"); !size) {
-      return refuse("alloc_output: huge shape " + format_shape(s) + ": " + size.error().message);
+    auto size = check_tensor_size(s, *self->limits, "the plugin's output");
+    if (!size) return refuse("alloc_output: huge shape " + format_shape(s) + ": " + size.error().message);
+    // A VJP's outputs together stay within what one output may hold.
+    if (auto all = check_tensor_size(Shape{self->allocated + *size}, *self->limits, "the plugin's outputs together"); !all) {
+      return refuse("alloc_output: huge shapes: " + all.error().message);
     }
-    self->output.emplace(self->out_dtype, std::move(s));
-    auto bytes = self->output->bytes();
+    self->allocated += *size;
+    self->outputs.emplace_back(self->out_dtype, std::move(s));
+    auto bytes = self->outputs.back().bytes();
     if (bytes.empty()) return const_cast<std::byte*>(kEmpty);
     // Harness-owned storage of a non-const tensor, handed out for the plugin to fill.
     return const_cast<std::byte*>(bytes.data());
@@ -91,6 +102,12 @@ class PluginBackend final : public Backend {
  public:
   PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table)
       : options_(options), handle_(handle), table_(table) {
+    // A version-1 table ends at `run`: the version-2 fields are read only from a version-2 table.
+    if (table->abi_version == EINFUZZ_PLUGIN_ABI_VERSION && table->vjp) {
+      vjp_ = table->vjp;
+      caps_.vjp = true;
+      if (table->tie_rule) caps_.tie_rule = tie_rule_from_name(table->tie_rule).value_or(TieRule::equal_share);
+    }
     name_ = escape_control(options.name.empty() ? "plugin:" + options.path : options.name);
     caps_.ops.clear();
     for (const auto& o : string_list(table->ops, {"einsum"})) {
@@ -169,7 +186,19 @@ class PluginBackend final : public Backend {
     state.limits = &options_.limits;
     state.out_dtype = c.op == Op::reduce && (reduction == "any" || reduction == "all") ? DType::boolean : c.dtype;
     einfuzz_host host{&state, &HostState::alloc_output, &HostState::set_message};
-    const einfuzz_status status = table_->run(&request, &host);
+    einfuzz_status status = EINFUZZ_UNSUPPORTED;
+    if (!c.is_vjp()) {
+      status = table_->run(&request, &host);
+    } else if (!vjp_) {
+      return Unsupported{"the plugin has no vjp entry"};  // supports() says so first
+    } else {
+      // The cotangent: dense, the forward output's shape, the case's dtype.
+      const Tensor& g = *c.cotangent;
+      const einfuzz_tensor cotangent{static_cast<int32_t>(g.rank()), g.rank() ? g.shape().data() : nullptr,
+                                     g.bytes().empty() ? kEmpty : g.bytes().data(), nullptr};
+      state.due = c.inputs.size();
+      status = vjp_(&request, &cotangent, &host);
+    }
 
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
       if (storages[k] && checksum(storages[k]->bytes()) != sums[k]) {
@@ -179,8 +208,15 @@ class PluginBackend final : public Backend {
     switch (status) {
       case EINFUZZ_OK:
         if (!state.refusal.empty()) return Fault{FaultKind::protocol, state.refusal};
-        if (!state.output) return Fault{FaultKind::protocol, "run returned EINFUZZ_OK without calling alloc_output"};
-        return std::move(*state.output);
+        if (c.is_vjp()) {
+          if (state.outputs.size() != state.due) {
+            return Fault{FaultKind::protocol, "vjp returned EINFUZZ_OK after " + std::to_string(state.outputs.size()) +
+                                                  " alloc_output calls for " + std::to_string(state.due) + " inputs"};
+          }
+          return Gradients{std::move(state.outputs)};
+        }
+        if (state.outputs.empty()) return Fault{FaultKind::protocol, "run returned EINFUZZ_OK without calling alloc_output"};
+        return std::move(state.outputs.front());
       case EINFUZZ_ERROR: return Rejected{state.code, state.message};
       case EINFUZZ_UNSUPPORTED: return Unsupported{state.message};
     }
@@ -191,6 +227,7 @@ class PluginBackend final : public Backend {
   PluginOptions options_;
   void* handle_;
   const einfuzz_plugin* table_;
+  einfuzz_vjp_fn vjp_ = nullptr;  // ABI 2 only
   std::string name_;
   Capabilities caps_;
   std::int64_t next_id_ = 1;
@@ -218,11 +255,14 @@ Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& option
   std::string why;
   if (!table) {
     why = EINFUZZ_PLUGIN_ENTRY "() returned NULL";
-  } else if (table->abi_version != EINFUZZ_PLUGIN_ABI_VERSION) {
-    why = "ABI version " + std::to_string(table->abi_version) + ", this harness speaks version " +
-          std::to_string(EINFUZZ_PLUGIN_ABI_VERSION);
+  } else if (table->abi_version != EINFUZZ_PLUGIN_ABI_VERSION && table->abi_version != EINFUZZ_PLUGIN_ABI_VERSION_1) {
+    why = "ABI version " + std::to_string(table->abi_version) + ", this harness speaks versions " +
+          std::to_string(EINFUZZ_PLUGIN_ABI_VERSION_1) + " and " + std::to_string(EINFUZZ_PLUGIN_ABI_VERSION);
   } else if (!table->run) {
     why = "its table has no run function";
+  } else if (table->abi_version == EINFUZZ_PLUGIN_ABI_VERSION && table->tie_rule &&
+             !tie_rule_from_name(table->tie_rule)) {
+    why = "its tie_rule \"" + backend_text(table->tie_rule, 60) + "\" is not \"equal-share\", \"one\" or \"all\"";
   }
   if (!why.empty()) {
     ::dlclose(handle);

@@ -1,6 +1,9 @@
-/* An example einfuzz plugin (PROTOCOL B) in plain C: a small, obviously-right einsum for f32/f64
- * over numpy-notation subscripts (no ellipsis), with size-1 broadcasting and diagonals; anything
- * else is answered EINFUZZ_UNSUPPORTED. Build: cc -shared -fPIC -I backends/include example_plugin.c
+/* An example einfuzz plugin (PROTOCOL B, ABI version 2) in plain C: a small, obviously-right einsum
+ * for f32/f64 over numpy-notation subscripts (no ellipsis), with size-1 broadcasting and diagonals,
+ * and its VJP (one cotangent per operand); anything else is answered EINFUZZ_UNSUPPORTED.
+ * Build: cc -shared -fPIC -I backends/include example_plugin.c
+ * With -DEXAMPLE_PLUGIN_ABI_V1 it is the same einsum as a version-1 table (no VJP), which the
+ * harness still loads.
  */
 #include <einfuzz/plugin.h>
 
@@ -73,7 +76,19 @@ static int64_t space_size(const int64_t* length, const int* labels, int count) {
   return size;
 }
 
-static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
+/* One checked einsum: operands, output, label lengths and the contracted labels. */
+typedef struct einsum {
+  operand ops[MAX_OPERANDS];
+  operand out;
+  int op_count;
+  int64_t length[MAX_LABELS];
+  int64_t out_shape[MAX_RANK];
+  int contracted[MAX_LABELS];
+  int c_count;
+} einsum;
+
+/* Checks the request as an einsum this example evaluates and fills `e`; EINFUZZ_OK or the answer. */
+static einfuzz_status prepare(const einfuzz_request* r, const einfuzz_host* host, einsum* e) {
   if (strcmp(r->op, "einsum") != 0) return answer(host, EINFUZZ_UNSUPPORTED, "this example does einsum only");
   if (r->dtype != EINFUZZ_F32 && r->dtype != EINFUZZ_F64) {
     return answer(host, EINFUZZ_UNSUPPORTED, "this example does f32 and f64 only");
@@ -81,27 +96,23 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   if (!r->subscripts) return answer(host, EINFUZZ_UNSUPPORTED, "the pattern has no numpy spelling");
   if (strstr(r->subscripts, "...")) return answer(host, EINFUZZ_UNSUPPORTED, "this example has no ellipsis");
 
-  operand ops[MAX_OPERANDS];
-  operand out;
-  int op_count = 0;
-  const char* why = parse(r->subscripts, ops, &op_count, &out);
+  const char* why = parse(r->subscripts, e->ops, &e->op_count, &e->out);
   if (why) return answer(host, EINFUZZ_UNSUPPORTED, why);
-  if ((size_t)op_count != r->input_count) return answer(host, EINFUZZ_ERROR, "operand count differs from the inputs");
+  if ((size_t)e->op_count != r->input_count) return answer(host, EINFUZZ_ERROR, "operand count differs from the inputs");
 
   /* Lengths: the first occurrence != 1 decides (size-1 broadcasting); a repeated label inside one
    * operand must match exactly. */
-  int64_t length[MAX_LABELS];
   int used[MAX_LABELS] = {0};
   int first_seen[MAX_LABELS];
   int order = 0;
-  for (int l = 0; l < MAX_LABELS; ++l) length[l] = -1;
-  for (int k = 0; k < op_count; ++k) {
+  for (int l = 0; l < MAX_LABELS; ++l) e->length[l] = -1;
+  for (int k = 0; k < e->op_count; ++k) {
     const einfuzz_tensor* t = &r->inputs[k];
-    if (t->rank != ops[k].rank) return answer(host, EINFUZZ_ERROR, "an operand's rank differs from its subscripts");
+    if (t->rank != e->ops[k].rank) return answer(host, EINFUZZ_ERROR, "an operand's rank differs from its subscripts");
     for (int d = 0; d < t->rank; ++d) {
-      const int l = ops[k].labels[d];
-      for (int e = 0; e < d; ++e) {
-        if (ops[k].labels[e] == l && t->shape[e] != t->shape[d]) {
+      const int l = e->ops[k].labels[d];
+      for (int f = 0; f < d; ++f) {
+        if (e->ops[k].labels[f] == l && t->shape[f] != t->shape[d]) {
           return answer(host, EINFUZZ_ERROR, "a repeated label has different lengths in one operand");
         }
       }
@@ -109,64 +120,78 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
         used[l] = 1;
         first_seen[l] = order++;
       }
-      if (length[l] == -1 || length[l] == 1) length[l] = t->shape[d];
+      if (e->length[l] == -1 || e->length[l] == 1) e->length[l] = t->shape[d];
     }
   }
-  for (int k = 0; k < op_count; ++k) {
+  for (int k = 0; k < e->op_count; ++k) {
     for (int d = 0; d < r->inputs[k].rank; ++d) {
       const int64_t n = r->inputs[k].shape[d];
-      if (n != 1 && n != length[ops[k].labels[d]]) return answer(host, EINFUZZ_ERROR, "incompatible broadcast");
+      if (n != 1 && n != e->length[e->ops[k].labels[d]]) return answer(host, EINFUZZ_ERROR, "incompatible broadcast");
     }
   }
   int in_output[MAX_LABELS] = {0};
-  int64_t out_shape[MAX_RANK];
-  for (int d = 0; d < out.rank; ++d) {
-    const int l = out.labels[d];
+  for (int d = 0; d < e->out.rank; ++d) {
+    const int l = e->out.labels[d];
     if (!used[l]) return answer(host, EINFUZZ_ERROR, "an output label appears in no operand");
     if (in_output[l]) return answer(host, EINFUZZ_ERROR, "an output label appears twice");
     in_output[l] = 1;
-    out_shape[d] = length[l];
+    e->out_shape[d] = e->length[l];
   }
   /* Contracted labels in first-appearance order (the first one outermost). */
-  int contracted[MAX_LABELS];
-  int c_count = 0;
+  e->c_count = 0;
   for (int rank = 0; rank < order; ++rank) {
     for (int l = 0; l < MAX_LABELS; ++l) {
-      if (used[l] && first_seen[l] == rank && !in_output[l]) contracted[c_count++] = l;
+      if (used[l] && first_seen[l] == rank && !in_output[l]) e->contracted[e->c_count++] = l;
     }
   }
+  return EINFUZZ_OK;
+}
 
-  void* result = host->alloc_output(host->context, out.rank, out_shape);
+/* Sets index[] for output element `o` and contraction step `c` (row-major, last label fastest). */
+static void set_index(const einsum* e, int64_t o, int64_t c, int64_t* index) {
+  int64_t rest = o;
+  for (int d = e->out.rank - 1; d >= 0; --d) {
+    index[e->out.labels[d]] = rest % e->out_shape[d];
+    rest /= e->out_shape[d];
+  }
+  rest = c;
+  for (int i = e->c_count - 1; i >= 0; --i) {
+    const int64_t n = e->length[e->contracted[i]];
+    index[e->contracted[i]] = rest % n;
+    rest /= n;
+  }
+}
+
+/* The flat position in operand k of the element index[] selects (a size-1 dimension broadcasts). */
+static int64_t operand_flat(const einsum* e, const einfuzz_tensor* t, int k, const int64_t* index) {
+  int64_t flat = 0;
+  for (int d = 0; d < t->rank; ++d) {
+    const int64_t coord = t->shape[d] == 1 ? 0 : index[e->ops[k].labels[d]];
+    flat = flat * t->shape[d] + coord;
+  }
+  return flat;
+}
+
+static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
+  einsum e;
+  const einfuzz_status prepared = prepare(r, host, &e);
+  if (prepared != EINFUZZ_OK) return prepared;
+  void* result = host->alloc_output(host->context, e.out.rank, e.out_shape);
   if (!result) return answer(host, EINFUZZ_ERROR, "the harness refused the output shape");
-  const int64_t out_size = space_size(length, out.labels, out.rank);
-  const int64_t c_size = space_size(length, contracted, c_count);
+  const int64_t out_size = space_size(e.length, e.out.labels, e.out.rank);
+  const int64_t c_size = space_size(e.length, e.contracted, e.c_count);
 
   int64_t index[MAX_LABELS] = {0};
   for (int64_t o = 0; o < out_size; ++o) {
-    int64_t rest = o;
-    for (int d = out.rank - 1; d >= 0; --d) {
-      index[out.labels[d]] = rest % out_shape[d];
-      rest /= out_shape[d];
-    }
     double acc64 = 0.0;
     float acc32 = 0.0f;
     for (int64_t c = 0; c < c_size; ++c) {
-      rest = c;
-      for (int i = c_count - 1; i >= 0; --i) {
-        const int64_t n = length[contracted[i]];
-        index[contracted[i]] = rest % n;
-        rest /= n;
-      }
+      set_index(&e, o, c, index);
       double term64 = 1.0;
       float term32 = 1.0f;
-      for (int k = 0; k < op_count; ++k) {
+      for (int k = 0; k < e.op_count; ++k) {
         const einfuzz_tensor* t = &r->inputs[k];
-        int64_t flat = 0;
-        for (int d = 0; d < t->rank; ++d) {
-          const int64_t coord = t->shape[d] == 1 ? 0 : index[ops[k].labels[d]];
-          flat = flat * t->shape[d] + coord;
-        }
-        const double v = read_value(t->data, r->dtype, flat);
+        const double v = read_value(t->data, r->dtype, operand_flat(&e, t, k, index));
         term64 *= v;
         term32 *= (float)v;
       }
@@ -182,13 +207,63 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   return EINFUZZ_OK;
 }
 
+#ifndef EXAMPLE_PLUGIN_ABI_V1
+/* The VJP (ORACLE §7): for operand m, every global assignment adds g[out] times the product of the
+ * other operands to the element of m it selects (a broadcast dimension collects the whole sum). */
+static einfuzz_status vjp(const einfuzz_request* r, const einfuzz_tensor* g, const einfuzz_host* host) {
+  einsum e;
+  const einfuzz_status prepared = prepare(r, host, &e);
+  if (prepared != EINFUZZ_OK) return prepared;
+  void* grads[MAX_OPERANDS];
+  for (int m = 0; m < e.op_count; ++m) {
+    grads[m] = host->alloc_output(host->context, r->inputs[m].rank, r->inputs[m].shape);
+    if (!grads[m]) return answer(host, EINFUZZ_ERROR, "the harness refused a cotangent's shape");
+  }
+  const int64_t out_size = space_size(e.length, e.out.labels, e.out.rank);
+  const int64_t c_size = space_size(e.length, e.contracted, e.c_count);
+  int64_t index[MAX_LABELS] = {0};
+  for (int m = 0; m < e.op_count; ++m) {
+    for (int64_t o = 0; o < out_size; ++o) {
+      for (int64_t c = 0; c < c_size; ++c) {
+        set_index(&e, o, c, index);
+        double term64 = read_value(g->data, r->dtype, o);
+        float term32 = (float)term64;
+        for (int k = 0; k < e.op_count; ++k) {
+          if (k == m) continue;
+          const einfuzz_tensor* t = &r->inputs[k];
+          const double v = read_value(t->data, r->dtype, operand_flat(&e, t, k, index));
+          term64 *= v;
+          term32 *= (float)v;
+        }
+        const int64_t p = operand_flat(&e, &r->inputs[m], m, index);
+        if (r->dtype == EINFUZZ_F32) {
+          ((float*)grads[m])[p] += term32;
+        } else {
+          ((double*)grads[m])[p] += term64;
+        }
+      }
+    }
+  }
+  return EINFUZZ_OK;
+}
+#endif
+
 static const char* const kOps[] = {"einsum", NULL};
 static const char* const kDtypes[] = {"f32", "f64", NULL};
 
+#ifdef EXAMPLE_PLUGIN_ABI_V1
+/* A version-1 table ends at `run`; its address is returned as the entry's type says. */
+static const einfuzz_plugin_v1 kPluginV1 = {
+    EINFUZZ_PLUGIN_ABI_VERSION_1, "example-c einsum (ABI 1)", "1.0", kOps, kDtypes, NULL, "any-order", "propagate", 0, 0,
+    "numpy", run,
+};
+
+EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) { return (const einfuzz_plugin*)&kPluginV1; }
+#else
 static const einfuzz_plugin kPlugin = {
     EINFUZZ_PLUGIN_ABI_VERSION,
     "example-c einsum",
-    "1.0",
+    "2.0",
     kOps,
     kDtypes,
     NULL,        /* no reductions */
@@ -198,6 +273,9 @@ static const einfuzz_plugin kPlugin = {
     0, /* dense inputs only */
     "numpy",
     run,
+    "equal-share", /* unused: no min/max */
+    vjp,           /* einsum VJPs */
 };
 
 EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) { return &kPlugin; }
+#endif

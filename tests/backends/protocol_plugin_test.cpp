@@ -16,6 +16,7 @@
 #include "einfuzz/backends/plugin.hpp"
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/check_command.hpp"
 #include "einfuzz/harness/isolate.hpp"
@@ -44,7 +45,7 @@ std::unique_ptr<Backend> plugin(const char* path) {
 TEST(ProtocolB, ExamplePluginComputesAndDeclares) {
   auto b = plugin(EINFUZZ_EXAMPLE_PLUGIN);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->capabilities().version, "example-c einsum 1.0");
+  EXPECT_EQ(b->capabilities().version, "example-c einsum 2.0");
   EXPECT_FALSE(b->capabilities().factoring);
   Case c;
   c.pattern = "a b, b c -> a c";
@@ -54,6 +55,71 @@ TEST(ProtocolB, ExamplePluginComputesAndDeclares) {
   EXPECT_TRUE(bitwise_equal(std::get<Tensor>(r), test::tensor_from_text(DType::f64, {2, 2}, "4,5,10,11")));
   EXPECT_EQ(test::run_on(c, *b).kind, VK::pass);
   c.pattern = "... i -> i";
+  EXPECT_EQ(test::run_on(c, *b).kind, VK::unsupported);
+}
+
+TEST(ProtocolB, ExamplePluginAnswersEinsumVjpsThroughTheAbi2Entry) {
+  auto b = plugin(EINFUZZ_EXAMPLE_PLUGIN);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->capabilities().vjp);
+  EXPECT_EQ(b->capabilities().tie_rule, TieRule::equal_share);
+  // Integer-valued inputs: every order of the VJP's sums and products is exact, so the plugin's
+  // any-order answer is the reference's ordered VJP bit for bit. A matrix product, a size-1
+  // broadcast (its cotangent collects the sum over j), a diagonal (off-diagonal +0), a sum.
+  struct Row {
+    const char* pattern;
+    std::vector<Tensor> inputs;
+    Tensor g;
+  };
+  const std::vector<Row> rows = {
+      {"a b, b c -> a c",
+       {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3, 2}, "1,0,0,1,1,1")},
+       test::tensor_from_text(DType::f64, {2, 2}, "1,-2,3,0.5")},
+      {"i j, i j -> i j",
+       {test::tensor_from_text(DType::f32, {2, 1}, "3,-1"), test::tensor_from_text(DType::f32, {2, 3}, "1..6")},
+       test::tensor_from_text(DType::f32, {2, 3}, "1,1,2,-1,0.25,4")},
+      {"i i -> i", {test::tensor_from_text(DType::f64, {3, 3}, "1..9")}, test::tensor_from_text(DType::f64, {3}, "7,8,9")},
+      {"i j ->", {test::tensor_from_text(DType::f32, {2, 2}, "1..4")}, test::tensor_from_text(DType::f32, {}, "-3")},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.pattern);
+    Case c;
+    c.pattern = row.pattern;
+    c.dtype = row.g.dtype();
+    c.inputs = row.inputs;
+    c.cotangent = row.g;
+    ASSERT_TRUE(b->supports(c));
+    const BackendResult r = b->run(c);
+    const auto* grads = std::get_if<Gradients>(&r);
+    ASSERT_NE(grads, nullptr);
+    const auto checked = check_case(c, Limits{});
+    ASSERT_TRUE(checked.ok());
+    const std::vector<Tensor> expected = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
+    ASSERT_EQ(grads->tensors.size(), expected.size());
+    for (std::size_t m = 0; m < expected.size(); ++m) {
+      EXPECT_TRUE(bitwise_equal(grads->tensors[m], expected[m])) << "cotangent of input " << m;
+    }
+  }
+}
+
+TEST(ProtocolB, Abi1PluginsKeepLoadingWithoutVjp) {
+  // The example built as a version-1 table, and the faulty plugin (a version-1 table too).
+  for (const char* path : {EINFUZZ_EXAMPLE_PLUGIN_V1, EINFUZZ_FAULTY_PLUGIN}) {
+    SCOPED_TRACE(path);
+    auto b = plugin(path);
+    ASSERT_NE(b, nullptr);
+    EXPECT_FALSE(b->capabilities().vjp);
+  }
+  auto b = plugin(EINFUZZ_EXAMPLE_PLUGIN_V1);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->capabilities().version, "example-c einsum (ABI 1) 1.0");
+  Case c;
+  c.pattern = "a b, b c -> a c";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3, 2}, "1,0,0,1,1,1")};
+  EXPECT_EQ(test::run_on(c, *b).kind, VK::pass);
+  // A VJP case is never sent to it.
+  c.cotangent = test::tensor_from_text(DType::f64, {2, 2}, "1,1,1,1");
+  EXPECT_FALSE(b->supports(c));
   EXPECT_EQ(test::run_on(c, *b).kind, VK::unsupported);
 }
 
@@ -94,7 +160,7 @@ TEST(ProtocolB, LoadingErrorsAreBadInput) {
   o.path = EINFUZZ_BAD_ABI_PLUGIN;
   auto bad_abi = load_plugin_backend(o);
   ASSERT_FALSE(bad_abi.ok());
-  EXPECT_TRUE(contains(bad_abi.error().message, "ABI version 99, this harness speaks version 1"))
+  EXPECT_TRUE(contains(bad_abi.error().message, "ABI version 99, this harness speaks versions 1 and 2"))
       << bad_abi.error().message;
   const std::vector<std::string> specs = {std::string("plugin:") + EINFUZZ_BAD_ABI_PLUGIN};
   auto via_specs = make_backends(specs, RunOptions{});

@@ -1,13 +1,17 @@
-/* einfuzz plugin ABI (PROTOCOL.md B, version 1): an in-process einsum/reduce backend as a shared
- * library with a C interface. Plain C (C99 and C++ compatible); see docs/protocol.md.
+/* einfuzz plugin ABI (PROTOCOL.md B, version 2; version 1 still loads): an in-process einsum/reduce
+ * backend as a shared library with a C interface. Plain C (C99 and C++ compatible); see docs/protocol.md.
  *
  * A plugin exports one symbol, `einfuzz_plugin_entry`, returning a pointer to a static table that
  * lives as long as the library is loaded. The harness (`--backend plugin:./libmine.so`) checks
- * `abi_version`, reads the capabilities, and calls `run` once per case. All memory crossing the
- * boundary is owned by the harness: the request is valid only during `run`, and the output tensor
- * is allocated through `host->alloc_output`. A plugin must not keep pointers into the request,
- * must not write to the inputs (the harness checks), and must be safe to call repeatedly from one
- * thread. A plugin can crash the harness: `--isolate` runs it in a forked worker instead.
+ * `abi_version`, reads the capabilities, and calls `run` once per case (and, version 2, `vjp` once
+ * per VJP case). All memory crossing the boundary is owned by the harness: the request is valid only
+ * during the call, and output tensors are allocated through `host->alloc_output`. A plugin must not
+ * keep pointers into the request, must not write to the inputs (the harness checks), and must be
+ * safe to call repeatedly from one thread. A plugin can crash the harness: `--isolate` runs it in a
+ * forked worker instead.
+ *
+ * Version 2 appends two fields to the version-1 table (`tie_rule`, `vjp`); a version-1 table (an
+ * `einfuzz_plugin_v1`, returned cast to `const einfuzz_plugin*`) is read only up to `run`.
  */
 #ifndef EINFUZZ_PLUGIN_H
 #define EINFUZZ_PLUGIN_H
@@ -19,8 +23,10 @@
 extern "C" {
 #endif
 
-/** The ABI version this header describes. A table with another version is refused. */
-#define EINFUZZ_PLUGIN_ABI_VERSION 1
+/** The ABI version this header describes. The harness loads tables of this version and of
+ *  version 1 (EINFUZZ_PLUGIN_ABI_VERSION_1); any other is refused. */
+#define EINFUZZ_PLUGIN_ABI_VERSION 2
+#define EINFUZZ_PLUGIN_ABI_VERSION_1 1
 
 /** The name of the one exported symbol (a function of type einfuzz_plugin_entry_fn). */
 #define EINFUZZ_PLUGIN_ENTRY "einfuzz_plugin_entry"
@@ -77,12 +83,13 @@ typedef struct einfuzz_request {
   size_t input_count;
 } einfuzz_request;
 
-/** Services the harness provides during one `run` call. */
+/** Services the harness provides during one `run` or `vjp` call. */
 typedef struct einfuzz_host {
   void* context; /**< pass back to every callback */
-  /** Allocates the output (`rank` lengths; product × dtype size bytes, zero-filled) and returns
-   *  its data, or NULL when the shape is refused (negative, over the harness's size limit) or an
-   *  output was already allocated. Call at most once; the harness owns the memory. */
+  /** Allocates an output (`rank` lengths; product × dtype size bytes, zero-filled) and returns
+   *  its data, or NULL when the shape is refused (negative, over the harness's size limit) or no
+   *  more outputs are due. In `run`: call at most once. In `vjp`: once per forward input, in input
+   *  order (the k-th call is input k's cotangent, in the request's dtype). The harness owns the memory. */
   void* (*alloc_output)(void* context, int32_t rank, const int64_t* shape);
   /** Records the message of an ERROR or UNSUPPORTED answer (copied; `code` may be NULL or a
    *  SEMANTICS diagnostic code such as "rankMismatch"). */
@@ -91,9 +98,33 @@ typedef struct einfuzz_host {
 
 typedef einfuzz_status (*einfuzz_run_fn)(const einfuzz_request* request, const einfuzz_host* host);
 
-/** The plugin's table. List fields are NULL-terminated arrays of strings; NULL lists and NULL
- *  strings take PROTOCOL A's defaults: ops {"einsum"}, dtypes {"f32","f64"}, reductions {},
- *  semantics "any-order", nan_profile "propagate", notation "einops". */
+/** Version 2: the VJP of the forward case `request` (its `op` is the forward op, "einsum" or
+ *  "reduce"; every field as for `run`) with `cotangent`, a dense tensor of the forward output's
+ *  shape in the request's dtype (f32 or f64 only). EINFUZZ_OK: one output per forward input was
+ *  allocated through alloc_output, in order, with that input's shape, and filled (ORACLE §7). */
+typedef einfuzz_status (*einfuzz_vjp_fn)(const einfuzz_request* request, const einfuzz_tensor* cotangent,
+                                         const einfuzz_host* host);
+
+/** The version-1 table: `abi_version` EINFUZZ_PLUGIN_ABI_VERSION_1 and the fields up to `run`. */
+typedef struct einfuzz_plugin_v1 {
+  uint32_t abi_version;
+  const char* name;
+  const char* version;
+  const char* const* ops;
+  const char* const* dtypes;
+  const char* const* reductions;
+  const char* semantics;
+  const char* nan_profile;
+  int32_t factoring;
+  int32_t strided_inputs;
+  const char* notation;
+  einfuzz_run_fn run;
+} einfuzz_plugin_v1;
+
+/** The plugin's table (version 2). List fields are NULL-terminated arrays of strings; NULL lists
+ *  and NULL strings take PROTOCOL A's defaults: ops {"einsum"}, dtypes {"f32","f64"}, reductions {},
+ *  semantics "any-order", nan_profile "propagate", notation "einops", tie_rule "equal-share". The
+ *  fields up to `run` are version 1's, in the same order. */
 typedef struct einfuzz_plugin {
   uint32_t abi_version;             /**< EINFUZZ_PLUGIN_ABI_VERSION */
   const char* name;                 /**< e.g. "example-c einsum" */
@@ -107,6 +138,10 @@ typedef struct einfuzz_plugin {
   int32_t strided_inputs;           /**< 1: accepts einfuzz_tensor.strides; 0: dense only */
   const char* notation;             /**< "einops" or "numpy" (informative) */
   einfuzz_run_fn run;               /**< never NULL */
+  /* Version 2 */
+  const char* tie_rule;             /**< min/max VJPs: "equal-share", "one" or "all" (ORACLE §7) */
+  einfuzz_vjp_fn vjp;               /**< NULL: no VJPs; else VJP cases of the ops, dtypes and
+                                         reductions above (f32/f64, never any/all) come here */
 } einfuzz_plugin;
 
 typedef const einfuzz_plugin* (*einfuzz_plugin_entry_fn)(void);

@@ -93,14 +93,15 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
 static const char* const kOps[] = {"einsum", NULL};
 static const char* const kDtypes[] = {"f64", NULL};
 #ifndef FAULTY_ABI_VERSION
-#define FAULTY_ABI_VERSION EINFUZZ_PLUGIN_ABI_VERSION
+#define FAULTY_ABI_VERSION EINFUZZ_PLUGIN_ABI_VERSION_1
 #endif
 
-static einfuzz_plugin kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, kOps, kDtypes, NULL,
+/* A version-1 table (ABI 1 plugins keep loading under ABI 2). */
+static einfuzz_plugin_v1 kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, kOps, kDtypes, NULL,
                                        "any-order", NULL, 1, 0, "einops", run};
 
 EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) {
   const char* name = getenv("EINFUZZ_FAULTY_NAME");
   if (name && *name) kPlugin.name = name;
-  return &kPlugin;
+  return (const einfuzz_plugin*)&kPlugin;
 }
