@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "einfuzz/backends/adapter.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/choice.hpp"
 #include "shuffle_eval.hpp"
 
@@ -62,6 +63,12 @@ std::uint64_t case_content_hash(const Case& c) {
     h.number(raw.size());
     h.bytes(raw.data(), raw.size());
   }
+  // A VJP case's cotangent (a forward case hashes as it always has).
+  if (c.cotangent) {
+    const auto raw = c.cotangent->bytes();
+    h.number(raw.size());
+    h.bytes(raw.data(), raw.size());
+  }
   return h.value();
 }
 
@@ -70,7 +77,9 @@ class ShuffleBackend final : public Backend {
   explicit ShuffleBackend(const ShuffleOptions& options)
       : options_(options),
         caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, options.factoring,
-                                "einfuzz shuffle (seed " + std::to_string(options.seed) + ")")) {}
+                                "einfuzz shuffle (seed " + std::to_string(options.seed) + ")")) {
+    caps_.vjp = true;  // tie rule equal-share (the default)
+  }
   std::string_view name() const override { return "shuffle"; }
   const Capabilities& capabilities() const override { return caps_; }
 
@@ -80,6 +89,7 @@ class ShuffleBackend final : public Backend {
     if (c.op == Op::einsum && !is_float(c.dtype) && !is_integer(c.dtype)) {
       return Unsupported{"shuffle: no einsum on bool"};
     }
+    if (c.is_vjp()) return vjp(c);
     // Each evaluation draws from the case's own stream.
     return run_checked(
         c, options_.limits,
@@ -94,6 +104,24 @@ class ShuffleBackend final : public Backend {
   }
 
  private:
+  /// A VJP case: the checker's rules (the forward case's, then notDifferentiable and the
+  /// cotangent's), then one random valid evaluation of each cotangent.
+  BackendResult vjp(const Case& c) {
+    auto checked = check_case(c, options_.limits);
+    if (!checked) return rejected(checked.error());
+    Rng rng(Rng::mix(options_.seed, case_content_hash(c)));
+    const auto eval = [&](auto tag) -> BackendResult {
+      using T = decltype(tag);
+      if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
+        return Gradients{shuffle_detail::shuffle_vjp_einsum<T>(*e, c.inputs, *c.cotangent, rng)};
+      }
+      return Gradients{{shuffle_detail::shuffle_vjp_reduce<T>(std::get<CheckedReduce>(*checked), c.inputs[0],
+                                                               *c.cotangent, rng)}};
+    };
+    // check_case has said notDifferentiable for every other dtype.
+    return c.dtype == DType::f32 ? eval(float{}) : eval(double{});
+  }
+
   ShuffleOptions options_;
   Capabilities caps_;
 };

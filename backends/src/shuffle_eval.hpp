@@ -3,6 +3,7 @@
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/core/check.hpp"
@@ -21,5 +22,15 @@ Tensor shuffle_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, Rn
 /// The reduce on T (every dtype): every fibre folded in its own random order (ORACLE.md §4).
 template <class T>
 Tensor shuffle_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng, const ShuffleOptions& options);
+
+/// The VJP of a checked einsum on T (f32, f64) with cotangent `g` (ORACLE §7): one cotangent per
+/// operand, each element's terms multiplied and summed along random trees (no FMA, no wider type).
+template <class T>
+std::vector<Tensor> shuffle_vjp_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, Rng& rng);
+
+/// The VJP of a checked differentiable reduce on T (f32, f64) with cotangent `g`, tie rule
+/// equal-share (ORACLE §7), in random valid orders.
+template <class T>
+Tensor shuffle_vjp_reduce(const CheckedReduce& r, const Tensor& input, const Tensor& g, Rng& rng);
 
 }  // namespace einfuzz::shuffle_detail

@@ -25,8 +25,12 @@ struct ShuffleOptions {
 /// fibre in a random order: sum as a random tree, prod as a random association, mean as that sum
 /// then ÷n or ×(1/n), min/max with NaN propagating and either sign on a ±0 tie. An empty
 /// contraction gives +0 (0 for integers) on every path; integers wrap, so they are exact.
+/// VJP cases (f32/f64; tie rule equal-share): every cotangent element's terms multiplied and
+/// summed along random trees, mean as g/n or g·(1/n), prod's leave-one-out product in a random
+/// association, min/max's share g/|T| or g·(1/|T|) — only the freedoms ORACLE §7 allows (no FMA,
+/// no wider accumulator, no factoring).
 /// A case draws its choices from `Rng::mix(seed, hash of the case's content)` (op, pattern,
-/// reduction, supplied lengths, dtype, shapes, value bytes): the same seed and case give the same
+/// reduction, supplied lengths, dtype, shapes, value bytes, a VJP's cotangent): the same seed and case give the same
 /// result in any order of cases, on any machine.
 std::unique_ptr<Backend> make_shuffle_backend(const ShuffleOptions& options);
 
