@@ -33,7 +33,7 @@ TEST(BackendRegistry, AllExpandsToTheListedNamesInOrder) {
 }
 
 TEST(BackendRegistry, VariantsOfOneLibraryShareTheFamily) {
-  for (const char* name : {"torch", "torch-path-right", "torch-path-outer"}) EXPECT_EQ(backend_family(name), "torch");
+  for (const char* name : {"torch", "torch-path-right", "torch-path-outer", "torch-maxdim"}) EXPECT_EQ(backend_family(name), "torch");
   for (const char* name : {"numpy", "numpy-opt"}) EXPECT_EQ(backend_family(name), "numpy");
   for (const char* name : {"fused", "shuffle", "eigen", "xtensor", "cmd:python3 x.py"}) {
     EXPECT_EQ(backend_family(name), name);
