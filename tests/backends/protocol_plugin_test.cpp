@@ -267,6 +267,29 @@ TEST(Isolate, ResultsComeBackBitForBit) {
   EXPECT_EQ(test::run_on(c, *fused).kind, VK::pass);
 }
 
+TEST(Isolate, VjpGradientsComeBackBitForBit) {
+  // A VJP's answer (one tensor per input) crosses the worker's pipe like a forward result.
+  PluginOptions o;
+  o.path = EINFUZZ_EXAMPLE_PLUGIN;
+  auto direct = load_plugin_backend(o);
+  ASSERT_TRUE(direct.ok());
+  auto loaded = load_plugin_backend(o);
+  ASSERT_TRUE(loaded.ok());
+  auto isolated = isolate_backend(std::move(*loaded), quick_isolation());
+  Case c;
+  c.pattern = "a b, b c -> a c";
+  c.inputs = {test::tensor_from_text(DType::f64, {2, 3}, "1..6"), test::tensor_from_text(DType::f64, {3, 2}, "1,0,0,1,1,1")};
+  c.cotangent = test::tensor_from_text(DType::f64, {2, 2}, "1,-2,3,0.5");
+  const BackendResult want = (*direct)->run(c);
+  const BackendResult got = isolated->run(c);
+  const auto* w = std::get_if<Gradients>(&want);
+  const auto* g = std::get_if<Gradients>(&got);
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(g, nullptr) << (std::holds_alternative<Fault>(got) ? std::get<Fault>(got).evidence : "");
+  ASSERT_EQ(g->tensors.size(), w->tensors.size());
+  for (std::size_t m = 0; m < w->tensors.size(); ++m) EXPECT_TRUE(bitwise_equal(g->tensors[m], w->tensors[m]));
+}
+
 TEST(Isolate, ProcessBackendsAreAlreadyIsolated) {
   auto process = make_process_backend(faulty_options("none"));
   Backend* raw = process.get();

@@ -33,7 +33,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum class Tag : std::uint8_t { tensor = 0, rejected = 1, unsupported = 2, fault = 3 };
+enum class Tag : std::uint8_t { tensor = 0, rejected = 1, unsupported = 2, fault = 3, gradients = 4 };
 
 // ---------------------------------------------------------------------------------------------
 // Worker side: write the result, then _exit.
@@ -60,13 +60,21 @@ bool put_string(int fd, const std::string& s) {
   return put(fd, n) && write_all(fd, s.data(), n);
 }
 
+/// One tensor after its tag: dtype, rank, lengths, byte count, bytes.
+bool write_tensor(int fd, const Tensor& t) {
+  const auto bytes = t.bytes();
+  bool ok = put(fd, static_cast<std::uint8_t>(t.dtype())) && put(fd, static_cast<std::uint32_t>(t.rank()));
+  for (std::int64_t d : t.shape()) ok = ok && put(fd, d);
+  return ok && put(fd, static_cast<std::uint64_t>(bytes.size())) && write_all(fd, bytes.data(), bytes.size());
+}
+
 bool write_result(int fd, const BackendResult& r) {
-  if (const auto* t = std::get_if<Tensor>(&r)) {
-    const auto bytes = t->bytes();
-    bool ok = put(fd, Tag::tensor) && put(fd, static_cast<std::uint8_t>(t->dtype())) &&
-              put(fd, static_cast<std::uint32_t>(t->rank()));
-    for (std::int64_t d : t->shape()) ok = ok && put(fd, d);
-    return ok && put(fd, static_cast<std::uint64_t>(bytes.size())) && write_all(fd, bytes.data(), bytes.size());
+  if (const auto* t = std::get_if<Tensor>(&r)) return put(fd, Tag::tensor) && write_tensor(fd, *t);
+  if (const auto* g = std::get_if<Gradients>(&r)) {
+    // A VJP's answer: the count, then each tensor as above.
+    bool ok = put(fd, Tag::gradients) && put(fd, static_cast<std::uint32_t>(g->tensors.size()));
+    for (const Tensor& t : g->tensors) ok = ok && write_tensor(fd, t);
+    return ok;
   }
   if (const auto* j = std::get_if<Rejected>(&r)) {
     return put(fd, Tag::rejected) && put_string(fd, j->code) && put_string(fd, j->message);
@@ -134,29 +142,49 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
+/// One tensor as write_tensor wrote it, checked against the limits before it is allocated.
+std::optional<Tensor> read_tensor(Reader& in, const Limits& limits) {
+  std::uint8_t dtype = 0;
+  std::uint32_t rank = 0;
+  if (!in.get(dtype) || dtype > static_cast<std::uint8_t>(DType::boolean) || !in.get(rank) || rank > 64) {
+    return std::nullopt;
+  }
+  Shape shape(rank);
+  for (auto& d : shape) {
+    if (!in.get(d)) return std::nullopt;
+  }
+  std::uint64_t n = 0;
+  if (!in.get(n) || !check_tensor_size(shape, limits, "the isolated result")) return std::nullopt;
+  Tensor t(static_cast<DType>(dtype), shape);
+  const auto bytes = t.bytes();
+  if (n != bytes.size()) return std::nullopt;
+  // A fresh tensor of this harness: filling its storage in place is fine.
+  if (!in.get_bytes({const_cast<std::byte*>(bytes.data()), bytes.size()})) return std::nullopt;
+  return t;
+}
+
 std::optional<BackendResult> parse_result(std::string_view data, const Limits& limits) {
   Reader in(data);
   Tag tag{};
   if (!in.get(tag)) return std::nullopt;
   switch (tag) {
     case Tag::tensor: {
-      std::uint8_t dtype = 0;
-      std::uint32_t rank = 0;
-      if (!in.get(dtype) || dtype > static_cast<std::uint8_t>(DType::boolean) || !in.get(rank) || rank > 64) {
-        return std::nullopt;
+      auto t = read_tensor(in, limits);
+      if (!t || !in.done()) return std::nullopt;
+      return BackendResult(std::move(*t));
+    }
+    case Tag::gradients: {
+      std::uint32_t count = 0;
+      // At most one tensor per operand (SEMANTICS §13.4: at most 64 operands by default).
+      if (!in.get(count) || count > 4096) return std::nullopt;
+      Gradients g;
+      for (std::uint32_t k = 0; k < count; ++k) {
+        auto t = read_tensor(in, limits);
+        if (!t) return std::nullopt;
+        g.tensors.push_back(std::move(*t));
       }
-      Shape shape(rank);
-      for (auto& d : shape) {
-        if (!in.get(d)) return std::nullopt;
-      }
-      std::uint64_t n = 0;
-      if (!in.get(n) || !check_tensor_size(shape, limits, "the isolated result")) return std::nullopt;
-      Tensor t(static_cast<DType>(dtype), shape);
-      const auto bytes = t.bytes();
-      if (n != bytes.size()) return std::nullopt;
-      // A fresh tensor of this harness: filling its storage in place is fine.
-      if (!in.get_bytes({const_cast<std::byte*>(bytes.data()), bytes.size()}) || !in.done()) return std::nullopt;
-      return BackendResult(std::move(t));
+      if (!in.done()) return std::nullopt;
+      return BackendResult(std::move(g));
     }
     case Tag::rejected: {
       Rejected r;
