@@ -51,6 +51,7 @@ std::uint64_t checksum(std::span<const std::byte> bytes) {
 struct HostState {
   const Limits* limits = nullptr;
   DType out_dtype = DType::f64;
+  bool vjp = false;             // a vjp call (else run)
   std::size_t due = 1;          // outputs the call may allocate: 1 for run, one per input for vjp
   std::vector<Tensor> outputs;  // in allocation order
   std::int64_t allocated = 0;   // elements over every output so far (bounded by the limits)
@@ -65,7 +66,7 @@ struct HostState {
       return nullptr;
     };
     if (self->outputs.size() >= self->due) {
-      return refuse(self->due == 1 ? std::string("alloc_output was called a second time")
+      return refuse(!self->vjp ? std::string("alloc_output was called a second time")
                                    : "alloc_output was called " + std::to_string(self->due + 1) +
                                          " times for a VJP of " + std::to_string(self->due) + " inputs");
     }
@@ -196,6 +197,7 @@ class PluginBackend final : public Backend {
       const Tensor& g = *c.cotangent;
       const einfuzz_tensor cotangent{static_cast<int32_t>(g.rank()), g.rank() ? g.shape().data() : nullptr,
                                      g.bytes().empty() ? kEmpty : g.bytes().data(), nullptr};
+      state.vjp = true;
       state.due = c.inputs.size();
       status = vjp_(&request, &cotangent, &host);
     }

@@ -123,6 +123,35 @@ TEST(ProtocolB, Abi1PluginsKeepLoadingWithoutVjp) {
   EXPECT_EQ(test::run_on(c, *b).kind, VK::unsupported);
 }
 
+TEST(ProtocolB, Abi2VjpFaultsAreVerdictsAndABadTieRuleIsBadInput) {
+  auto b = plugin(EINFUZZ_FAULTY_PLUGIN_V2);
+  ASSERT_NE(b, nullptr);
+  EXPECT_TRUE(b->capabilities().vjp);
+  EXPECT_EQ(b->capabilities().tie_rule, TieRule::one);
+  const auto vjp = [](const char* pattern) {
+    Case c = test::f64_case(pattern, {1, 2, 3});
+    c.cotangent = Tensor(Shape{3}, std::vector<double>{4, 5, 6});
+    return c;
+  };
+  const BackendResult ok = b->run(vjp("i -> i"));
+  ASSERT_TRUE(std::holds_alternative<Gradients>(ok));
+  EXPECT_TRUE(bitwise_equal(std::get<Gradients>(ok).tensors.at(0), *vjp("i -> i").cotangent));
+  const BackendResult few = b->run(vjp("few -> few"));
+  ASSERT_TRUE(std::holds_alternative<Fault>(few));
+  EXPECT_EQ(std::get<Fault>(few).kind, FaultKind::protocol);
+  EXPECT_TRUE(contains(std::get<Fault>(few).evidence, "after 0 alloc_output calls for 1 inputs"));
+  const BackendResult many = b->run(vjp("many -> many"));
+  ASSERT_TRUE(std::holds_alternative<Fault>(many));
+  EXPECT_TRUE(contains(std::get<Fault>(many).evidence, "alloc_output was called 2 times for a VJP of 1 inputs"))
+      << std::get<Fault>(many).evidence;
+
+  PluginOptions o;
+  o.path = EINFUZZ_BAD_TIE_PLUGIN;
+  const auto bad = load_plugin_backend(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_TRUE(contains(bad.error().message, "its tie_rule \"first\" is not")) << bad.error().message;
+}
+
 struct PluginRow {
   const char* label;  ///< the pattern's first label selects the misbehaviour
   VK kind;

@@ -96,9 +96,37 @@ static const char* const kDtypes[] = {"f64", NULL};
 #define FAULTY_ABI_VERSION EINFUZZ_PLUGIN_ABI_VERSION_1
 #endif
 
+#ifdef FAULTY_ABI_V2
+/* The VJP of the passthrough (the cotangent itself), broken when the pattern's first label is
+ * `few` (EINFUZZ_OK with no output allocated) or `many` (a second output asked for, which the
+ * harness refuses, then EINFUZZ_OK). */
+static einfuzz_status vjp(const einfuzz_request* r, const einfuzz_tensor* g, const einfuzz_host* host) {
+  if (r->input_count != 1 || r->dtype != EINFUZZ_F64) {
+    host->set_message(host->context, NULL, "faulty plugin: one f64 input only");
+    return EINFUZZ_UNSUPPORTED;
+  }
+  if (starts_with(r->pattern, "few")) return EINFUZZ_OK;
+  const einfuzz_tensor* in = &r->inputs[0];
+  double* out = host->alloc_output(host->context, in->rank, in->shape);
+  if (!out) return EINFUZZ_ERROR;
+  if (starts_with(r->pattern, "many")) (void)host->alloc_output(host->context, in->rank, in->shape);
+  int64_t n = 1;
+  for (int d = 0; d < g->rank; ++d) n *= g->shape[d];
+  memcpy(out, g->data, (size_t)n * sizeof(double));
+  return EINFUZZ_OK;
+}
+
+#ifndef FAULTY_TIE_RULE
+#define FAULTY_TIE_RULE "one"
+#endif
+/* A version-2 table with a VJP entry. */
+static einfuzz_plugin kPlugin = {EINFUZZ_PLUGIN_ABI_VERSION, "faulty plugin (ABI 2)", NULL, kOps, kDtypes, NULL,
+                                 "any-order", NULL, 1, 0, "einops", run, FAULTY_TIE_RULE, vjp};
+#else
 /* A version-1 table (ABI 1 plugins keep loading under ABI 2). */
 static einfuzz_plugin_v1 kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, kOps, kDtypes, NULL,
                                        "any-order", NULL, 1, 0, "einops", run};
+#endif
 
 EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) {
   const char* name = getenv("EINFUZZ_FAULTY_NAME");
