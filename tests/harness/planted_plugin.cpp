@@ -100,6 +100,8 @@ extern "C" EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void
       0,
       "einops",
       run,
+      nullptr,  // ABI 2: tie rule (unused)
+      nullptr,  // ABI 2: no VJP entry
   };
   return &table;
 }
