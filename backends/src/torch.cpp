@@ -231,7 +231,10 @@ class TorchBackend final : public Backend {
       }
     }
     order.insert(order.end(), dims.begin(), dims.end());
-    sizes.push_back(-1);
+    // The fibre length spelled out: -1 is ambiguous when a kept length is 0 (R13).
+    int64_t fibre = 1;
+    for (const int64_t d : dims) fibre *= t.size(d);
+    sizes.push_back(fibre);
     const at::Tensor flat = t.permute(order).reshape(sizes);
     return std::get<0>(is_max ? at::max(flat, -1) : at::min(flat, -1));
   }
