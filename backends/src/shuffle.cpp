@@ -78,7 +78,7 @@ class ShuffleBackend final : public Backend {
       : options_(options),
         caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, options.factoring,
                                 "einfuzz shuffle (seed " + std::to_string(options.seed) + ")")) {
-    caps_.vjp = true;  // tie rule equal-share (the default)
+    caps_.vjp = options.vjp;  // tie rule equal-share (the default)
   }
   std::string_view name() const override { return "shuffle"; }
   const Capabilities& capabilities() const override { return caps_; }
@@ -89,7 +89,7 @@ class ShuffleBackend final : public Backend {
     if (c.op == Op::einsum && !is_float(c.dtype) && !is_integer(c.dtype)) {
       return Unsupported{"shuffle: no einsum on bool"};
     }
-    if (c.is_vjp()) return vjp(c);
+    if (c.is_vjp()) return options_.vjp ? vjp(c) : BackendResult(Unsupported{"shuffle: VJPs are off (ShuffleOptions::vjp)"});
     // Each evaluation draws from the case's own stream.
     return run_checked(
         c, options_.limits,

@@ -152,8 +152,11 @@ void check_one(Rng& rng, bool reduce, const char* backend_name = nullptr) {
   const Shape out = std::visit([](const auto& x) { return x.output_shape; }, *checked);
   c.cotangent = from_pool(rng, c.dtype, out, {-4, -1, 0, 1, 3, 0.5});
   const std::vector<Tensor> expected = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
+  ShuffleOptions shuffle;
+  shuffle.seed = rng.next();
+  shuffle.vjp = true;
   std::unique_ptr<Backend> backend = backend_name ? make_builtin_backend(backend_name, RunOptions{})
-                                                  : make_shuffle_backend(rng.next());
+                                                  : make_shuffle_backend(shuffle);
   if (!backend) return;  // not built here (torch): the property is vacuous
   const BackendResult result = backend->run(c);
   const auto* got = std::get_if<Gradients>(&result);
