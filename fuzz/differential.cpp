@@ -132,7 +132,7 @@ int run_vjp_differential(std::span<const std::uint8_t> data, OpChoice /*op: alwa
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
   // The multiset check of the forward reference belongs to the forward targets.
-  run_differential(decoded->c, backends, setup.run, {.reference_admitted = false});
+  run_differential(decoded->c, backends, setup.run, {.known_divergence = {}, .reference_admitted = false});
   return 0;
 }
 

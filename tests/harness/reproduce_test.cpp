@@ -116,11 +116,11 @@ TEST(ReproduceCommand, FlagFormAndBackends) {
   ReproduceContext context;
   context.backends = {"fused", "cmd:python3 b.py --x 1,2", "shuffle", "plugin:/p/lib.so"};
   context.run.shuffle_seed = 4;
-  const CaseFlags flags{"->", std::nullopt, {}, "()", "f32", "edge", 9};
+  const CaseFlags flags{"->", std::nullopt, {}, "()", "f32", "edge", 9, false, std::nullopt, std::nullopt};
   EXPECT_EQ(reproduce_command(flags, context),
             "build/einfuzz check --shapes '()' --dtype 'f32' --values 'edge' --seed 9 --backend 'fused' "
             "--backend 'cmd:python3 b.py --x 1,2' --backend 'shuffle,plugin:/p/lib.so' --shuffle-seed 4 -- '->'");
-  const CaseFlags reduce{"(a b) c -> a c", std::string("sum"), {"b=2"}, "4x3", "f64", "random", 1};
+  const CaseFlags reduce{"(a b) c -> a c", std::string("sum"), {"b=2"}, "4x3", "f64", "random", 1, false, std::nullopt, std::nullopt};
   EXPECT_EQ(reproduce_command(reduce, {}),
             "build/einfuzz check --reduce 'sum' --axis 'b=2' --shapes '4x3' --dtype 'f64' --values 'random' "
             "--seed 1 -- '(a b) c -> a c'");

@@ -18,10 +18,8 @@ struct ShuffleOptions {
   bool fma = true;         ///< a product's last multiplication may be fused into the addition
   bool wider = true;       ///< f32 may be accumulated in f64, f64 in long double (rounded once)
   Limits limits;           ///< the harness limits its checker applies (the run's)
-  /// Declares and answers VJP cases. STAGING: off by default until the any-order VJP judge
-  /// (judge_vjp_any_order) lands on main — with it off, the corpus's VJP rows replayed on `fused,shuffle`
-  /// are `unsupported` for shuffle instead of aborting in the staged judge. Turn the default on then.
-  bool vjp = false;
+  /// Declares and answers VJP cases (tie rule equal-share); off: VJP cases are `unsupported`.
+  bool vjp = true;
 };
 
 /// The `shuffle` backend: einsum on f32/f64/i32/i64, any-order semantics, factoring (as declared
