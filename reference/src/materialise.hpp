@@ -74,9 +74,9 @@ inline std::vector<std::int64_t> physical_indices(const CheckedEinsum& e, std::s
   const std::int64_t global_size = element_count(gshape);
   const CheckedOperand& op = e.operands[k];
   std::vector<std::int64_t> out(static_cast<std::size_t>(global_size));
-  std::vector<std::int64_t> physical(op.shape.size());
+  std::vector<std::int64_t> physical(op.shape.size()), coords(gshape.size());  // reused: no allocation per element
   for (std::int64_t g = 0; g < global_size; ++g) {
-    const auto coords = unravel(g, gshape);
+    unravel_into(g, gshape, coords);
     for (std::size_t d = 0; d < op.shape.size(); ++d) {
       physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
     }
@@ -90,9 +90,9 @@ inline std::vector<std::int64_t> output_indices(const CheckedEinsum& e) {
   const Shape gshape = global_shape(e);
   const std::int64_t global_size = element_count(gshape);
   std::vector<std::int64_t> out(static_cast<std::size_t>(global_size));
-  std::vector<std::int64_t> coords(e.output.size());
+  std::vector<std::int64_t> coords(e.output.size()), global_coords(gshape.size());  // reused
   for (std::int64_t g = 0; g < global_size; ++g) {
-    const auto global_coords = unravel(g, gshape);
+    unravel_into(g, gshape, global_coords);
     for (std::size_t i = 0; i < e.output.size(); ++i) coords[i] = global_coords[static_cast<std::size_t>(e.output[i])];
     out[static_cast<std::size_t>(g)] = ravel(coords, e.output_shape);
   }
