@@ -98,17 +98,6 @@ struct ElementJudgement {
   int error_bin = -1;  ///< the kErrorBins bin of |r - s| / B, when the element had a finite bound
 };
 
-/// Severity for aggregation: the case verdict is its worst element's.
-int severity(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::mismatch_special: return 5;
-    case VerdictKind::mismatch_value: return 4;
-    case VerdictKind::note_signed_zero: return 2;
-    case VerdictKind::indeterminate: return 1;
-    default: return 0;
-  }
-}
-
 /// floor(log2 |x|) for a nonzero x, exactly.
 long floor_log2(const Dyadic& x) {
   return static_cast<long>(mpz_sizeinbase(x.mantissa().get_mpz_t(), 2)) - 1 + x.exponent();
@@ -349,7 +338,7 @@ Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elemen
         if (j.kind == VerdictKind::note_signed_zero) ++v.notes;
         if (is_failure(j.kind)) ++v.differing;
         if (j.error_bin >= 0) ++v.error_bins[static_cast<std::size_t>(j.error_bin)];
-        if (severity(j.kind) > severity(v.kind)) {
+        if (verdict_severity(j.kind) > verdict_severity(v.kind)) {
           v.kind = j.kind;
           v.reason = j.reason;
           v.first = any_order_evidence<T>(rounded, elements ? &(*elements)[i] : nullptr, actual,

@@ -9,29 +9,12 @@
 #include "judge_vjp_ties.hpp"
 
 namespace einfuzz {
-namespace {
-
-/// Severity for combining tensors' verdicts: failures first, then indeterminate, notes, passes.
-int severity(VerdictKind k) {
-  switch (k) {
-    case VerdictKind::mismatch_shape: return 6;
-    case VerdictKind::mismatch_special: return 5;
-    case VerdictKind::mismatch_value: return 4;
-    case VerdictKind::note_signed_zero: return 2;
-    case VerdictKind::indeterminate: return 1;
-    case VerdictKind::pass: return 0;
-    case VerdictKind::pass_bitwise: return -1;
-    default: return 3;  // every other kind is a run-boundary verdict, never a judge's
-  }
-}
-
-}  // namespace
 
 Verdict combine_gradient_verdicts(std::vector<Verdict> verdicts) {
   if (verdicts.empty()) return make_verdict(VerdictKind::pass_bitwise, "no forward inputs");
   std::size_t worst = 0;
   for (std::size_t m = 1; m < verdicts.size(); ++m) {
-    if (severity(verdicts[m].kind) > severity(verdicts[worst].kind)) worst = m;
+    if (verdict_severity(verdicts[m].kind) > verdict_severity(verdicts[worst].kind)) worst = m;
   }
   Verdict v = std::move(verdicts[worst]);
   if (v.first) v.first->gradient_of = static_cast<int>(worst);

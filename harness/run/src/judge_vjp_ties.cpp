@@ -14,16 +14,6 @@
 namespace einfuzz::detail {
 namespace {
 
-int severity(VerdictKind k) {  // as the element judge aggregates (judge.cpp)
-  switch (k) {
-    case VerdictKind::mismatch_special: return 5;
-    case VerdictKind::mismatch_value: return 4;
-    case VerdictKind::note_signed_zero: return 2;
-    case VerdictKind::indeterminate: return 1;
-    default: return 0;
-  }
-}
-
 template <class T>
 class TieJudge {
  public:
@@ -113,7 +103,7 @@ class TieJudge {
   void record(std::size_t i, VerdictKind kind, const std::string& reason, const std::string& expected) {
     if (kind == VerdictKind::indeterminate) ++v_.indeterminate;
     if (is_failure(kind)) ++v_.differing;
-    if (severity(kind) <= severity(v_.kind)) return;
+    if (verdict_severity(kind) <= verdict_severity(v_.kind)) return;
     v_.kind = kind;
     v_.reason = reason;
     ElementEvidence e;

@@ -52,4 +52,17 @@ std::string Verdict::label() const {
   return name;
 }
 
+int verdict_severity(VerdictKind kind) noexcept {
+  switch (kind) {
+    case VerdictKind::mismatch_shape: return 6;
+    case VerdictKind::mismatch_special: return 5;
+    case VerdictKind::mismatch_value: return 4;
+    case VerdictKind::note_signed_zero: return 2;
+    case VerdictKind::indeterminate: return 1;
+    case VerdictKind::pass: return 0;
+    case VerdictKind::pass_bitwise: return -1;
+    default: return 3;  // crash, timeout, … come from the run boundary, never from a judge
+  }
+}
+
 }  // namespace einfuzz

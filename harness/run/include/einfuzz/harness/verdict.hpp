@@ -42,6 +42,11 @@ std::string verdict_name(VerdictKind kind);
 /// True for verdicts that make `einfuzz check` exit 1.
 bool is_failure(VerdictKind kind) noexcept;
 
+/// How bad a judge's verdict is, for aggregating elements (and a VJP's tensors) into the worst:
+/// mismatch(shape) > mismatch(special) > mismatch(value) > a run-boundary kind > note >
+/// indeterminate > pass > pass(bitwise).
+int verdict_severity(VerdictKind kind) noexcept;
+
 /// One element's evidence.
 struct ElementEvidence {
   /// VJP cases: the forward input whose cotangent holds this element (flat_index and coords are
