@@ -46,6 +46,17 @@ std::string_view fault_kind_name(FaultKind k) noexcept {
   return "?";
 }
 
+PrecisionProfile Capabilities::profile(DType dtype) const noexcept {
+  PrecisionProfile p = storage_profile(dtype);
+  for (const auto& [d, a] : accumulate) {
+    if (d == dtype) p.accumulate = a;
+  }
+  for (const auto& [d, r] : round_inputs) {
+    if (d == dtype) p.round_inputs = r;
+  }
+  return p;
+}
+
 void Backend::submit(const Case& c) { submitted_ = &c; }
 
 BackendResult Backend::collect() {

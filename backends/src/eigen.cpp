@@ -398,7 +398,7 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
         signed_o = signed_in.template maximum<Eigen::array<Index, 1>, Eigen::PropagateNaN>(dim);
         break;
       case Reduction::mean:
-        if constexpr (std::is_floating_point_v<T>) o = in.mean(dim);
+        if constexpr (is_float_type_v<T>) o = in.mean(dim);
         break;
       default: break;  // any/all: not reached (numeric_reduction)
     }

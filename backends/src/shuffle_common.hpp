@@ -43,7 +43,7 @@ struct Node {
 template <class W>
 class Shuffler {
  public:
-  Shuffler(Rng& rng, bool fma) : rng_(rng), fma_(fma && std::is_floating_point_v<W>) {}
+  Shuffler(Rng& rng, bool fma) : rng_(rng), fma_(fma && is_float_type_v<W>) {}
 
   /// The product of `f` (consumed) along a random binary tree; the last multiplication is left
   /// pending when FMA is in play.
@@ -82,7 +82,7 @@ class Shuffler {
   static W resolve(const Node<W>& n) { return n.pending ? scalar_mul(n.a, n.b) : n.a; }
 
   Node<W> add(const Node<W>& x, const Node<W>& y) {
-    if constexpr (std::is_floating_point_v<W>) {
+    if constexpr (is_float_type_v<W>) {
       if ((x.pending || y.pending) && rng_.chance(3, 4)) {
         const bool fuse_x = x.pending && (!y.pending || rng_.chance(1, 2));
         const Node<W>& p = fuse_x ? x : y;

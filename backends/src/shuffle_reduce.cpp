@@ -35,7 +35,7 @@ void for_each_fibre(const CheckedReduce& r, std::span<const T> x, Fn&& fn) {
 /// keeps `a`, as numpy's does; NaN propagates either way: both are the `propagate` profile (§5).
 template <class T>
 T extreme(T a, T b, bool is_max, bool zero_order) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     if (std::isnan(a)) return a;
     if (std::isnan(b)) return b;
     if (a == b && zero_order) return std::signbit(a) != is_max ? a : b;

@@ -217,7 +217,7 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
       case Reduction::max: assign(xt::xarray<T>(xt::amax(x, reduced))); break;
       case Reduction::mean:
         // xt::mean sums in T and divides in double: the result is double, rounded to T here.
-        if constexpr (std::is_floating_point_v<T>) assign(xt::xarray<double>(xt::mean(x, reduced)));
+        if constexpr (is_float_type_v<T>) assign(xt::xarray<double>(xt::mean(x, reduced)));
         break;
       default: break;  // any/all: not reached (numeric_reduction)
     }

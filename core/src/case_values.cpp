@@ -35,15 +35,19 @@ using detail::hex_bits;
 /// The bit layout of an IEEE binary format, derived from its precision so each format is one line.
 template <class F>
 struct FloatBits {
-  using Bits = std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>;
+  using Bits = std::conditional_t<sizeof(F) == 2, std::uint16_t,
+                                  std::conditional_t<sizeof(F) == 4, std::uint32_t, std::uint64_t>>;
   static_assert(sizeof(Bits) == sizeof(F));
   static constexpr int kMantissaBits = std::numeric_limits<F>::digits - 1;
-  static constexpr Bits kMantissaMask = (Bits{1} << kMantissaBits) - 1;
-  static constexpr Bits kExponentMask = (~Bits{0} >> 1) & ~kMantissaMask;
-  static constexpr Bits kDefaultNan = kExponentMask | (Bits{1} << (kMantissaBits - 1));  // quiet, no payload
+  // The casts keep 16-bit Bits from promoting to int (where ~0 >> 1 would stay negative).
+  static constexpr Bits kMantissaMask = static_cast<Bits>((Bits{1} << kMantissaBits) - 1);
+  static constexpr Bits kExponentMask = static_cast<Bits>(static_cast<Bits>(static_cast<Bits>(~Bits{0}) >> 1) & ~kMantissaMask);
+  static constexpr Bits kDefaultNan = static_cast<Bits>(kExponentMask | (Bits{1} << (kMantissaBits - 1)));  // quiet, no payload
   static constexpr int kHexDigits = 2 * static_cast<int>(sizeof(F));
 };
 static_assert(FloatBits<float>::kDefaultNan == 0x7fc00000u && FloatBits<float>::kExponentMask == 0x7f800000u);
+static_assert(FloatBits<Float16>::kDefaultNan == 0x7e00u && FloatBits<Float16>::kExponentMask == 0x7c00u);
+static_assert(FloatBits<BFloat16>::kDefaultNan == 0x7fc0u && FloatBits<BFloat16>::kExponentMask == 0x7f80u);
 static_assert(FloatBits<double>::kDefaultNan == 0x7ff8000000000000u &&
               FloatBits<double>::kMantissaMask == 0x000fffffffffffffu);
 
@@ -76,7 +80,7 @@ std::string format_float(F v) {
   const auto bits = std::bit_cast<typename B::Bits>(v);
   if (std::isnan(v)) return bits == B::kDefaultNan ? "nan" : "nan:0x" + hex_bits(bits, B::kHexDigits);
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
-  return hex_float(static_cast<double>(v));  // float -> double is exact
+  return hex_float(static_cast<double>(v));  // float (and f16, bf16) -> double is exact
 }
 
 int hex_value(char c) noexcept {
@@ -229,6 +233,8 @@ namespace detail {
 
 std::string parse_spelling(std::string_view s, float& out) { return parse_float(s, out); }
 std::string parse_spelling(std::string_view s, double& out) { return parse_float(s, out); }
+std::string parse_spelling(std::string_view s, Float16& out) { return parse_float(s, out); }
+std::string parse_spelling(std::string_view s, BFloat16& out) { return parse_float(s, out); }
 std::string parse_spelling(std::string_view s, std::int32_t& out) { return parse_integer(s, out); }
 std::string parse_spelling(std::string_view s, std::int64_t& out) { return parse_integer(s, out); }
 
@@ -243,7 +249,7 @@ std::string format_value(const Tensor& t, std::int64_t flat_index) {
   return std::visit(
       [i](const auto& v) -> std::string {
         using T = typename std::decay_t<decltype(v)>::value_type;
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_float_type_v<T>) {
           return format_float(v[i]);
         } else if constexpr (std::is_same_v<T, Bool8>) {
           return v[i] ? "true" : "false";  // any non-zero byte is true

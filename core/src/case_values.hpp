@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "einfuzz/core/half.hpp"
+
 namespace einfuzz::detail {
 
 /// The `format` member every case file carries; the reader accepts nothing else.
@@ -19,6 +21,8 @@ std::string hex_bits(std::uint64_t bits, int digits);
 /// NaN; integers: decimal within the dtype's range. Nothing is rounded, nothing tolerated around it.
 std::string parse_spelling(std::string_view s, float& out);
 std::string parse_spelling(std::string_view s, double& out);
+std::string parse_spelling(std::string_view s, Float16& out);
+std::string parse_spelling(std::string_view s, BFloat16& out);
 std::string parse_spelling(std::string_view s, std::int32_t& out);
 std::string parse_spelling(std::string_view s, std::int64_t& out);
 

@@ -21,6 +21,10 @@ std::optional<Diagnostic> check_vjp(const Case& c, const CheckedCase& forward, c
     return make_diagnostic(Code::notDifferentiable, "a VJP case needs a floating dtype; this one is " +
                                                         std::string(dtype_name(c.dtype)));
   }
+  if (is_half(c.dtype)) {
+    return make_diagnostic(Code::notDifferentiable, "einfuzz judges VJPs in f32 and f64; " +
+                                                        std::string(dtype_name(c.dtype)) + " VJPs are not implemented");
+  }
   const Tensor& g = *c.cotangent;
   if (auto size = check_tensor_size(g.shape(), limits, "the cotangent"); !size) return std::move(size).error();
   if (g.dtype() != c.dtype) {

@@ -18,12 +18,14 @@ constexpr FloatFormat format_of() {
   return {L::digits, L::min_exponent - 1, L::max_exponent - 1};
 }
 
-constexpr std::array<DTypeInfo, 5> kDTypes = {{
+constexpr std::array<DTypeInfo, 7> kDTypes = {{
     {DType::f32, "f32", 4, FloatFormat{24, -126, 127}},
     {DType::f64, "f64", 8, FloatFormat{53, -1022, 1023}},
     {DType::i32, "i32", 4, std::nullopt},
     {DType::i64, "i64", 8, std::nullopt},
     {DType::boolean, "bool", 1, std::nullopt},
+    {DType::f16, "f16", 2, FloatFormat{11, -14, 15}},
+    {DType::bf16, "bf16", 2, FloatFormat{8, -126, 127}},
 }};
 
 constexpr bool rows_match_the_types() {
@@ -31,8 +33,8 @@ constexpr bool rows_match_the_types() {
     if (static_cast<std::size_t>(kDTypes[i].dtype) != i) return false;
     const bool ok = visit_dtype(kDTypes[i].dtype, [&](auto tag) {
       using T = decltype(tag);
-      if (kDTypes[i].size != sizeof(T) || kDTypes[i].format.has_value() != std::is_floating_point_v<T>) return false;
-      if constexpr (std::is_floating_point_v<T>) {
+      if (kDTypes[i].size != sizeof(T) || kDTypes[i].format.has_value() != is_float_type_v<T>) return false;
+      if constexpr (is_float_type_v<T>) {
         const FloatFormat f = *kDTypes[i].format, g = format_of<T>();
         return f.digits == g.digits && f.min_exponent == g.min_exponent && f.max_exponent == g.max_exponent;
       }

@@ -136,7 +136,7 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::spa
 /// kernels report whether they wrote a NaN at all, so a NaN-free result costs nothing here.
 template <class T>
 void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs, Tensor& result) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     const auto y = result.values<T>();
     const std::size_t n = plan.operands.size();
     const std::size_t out_rank = plan.output_shape.size();
@@ -230,6 +230,8 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
     case DType::f64: return finish<double>(plan, *compiled, inputs, options, std::move(result));
     case DType::i32: return finish<std::int32_t>(plan, *compiled, inputs, options, std::move(result));
     case DType::i64: return finish<std::int64_t>(plan, *compiled, inputs, options, std::move(result));
+    case DType::f16:
+    case DType::bf16: precondition_violated("fused does not evaluate f16/bf16 einsums yet");
     case DType::boolean: break;
   }
   return result;

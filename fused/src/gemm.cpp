@@ -263,7 +263,7 @@ void run_gemm_chunk(const GemmShape& shape, const ChunkArgs<T>& args, bool simd)
     if (i == static_cast<std::size_t>(-1)) break;
   }
 
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     // Whether the chunk wrote a NaN (execute then repairs those elements' payloads): its outputs
     // are one contiguous range, since loop 0 is outermost.
     const std::int64_t first = args.begin * nest.out_ystep[0];

@@ -191,7 +191,7 @@ void dispatch(Reduction kind, const ReducePlan& plan, const T* x, T* y, const Ex
       case Reduction::min: return run<T, MinOp<T>>(plan, x, y, options);
       case Reduction::max: return run<T, MaxOp<T>>(plan, x, y, options);
       case Reduction::mean:
-        if constexpr (std::is_floating_point_v<T>) return run<T, MeanOp<T>>(plan, x, y, options);
+        if constexpr (is_float_type_v<T>) return run<T, MeanOp<T>>(plan, x, y, options);
         precondition_violated("mean needs a floating-point tensor");
       case Reduction::any:
       case Reduction::all: break;

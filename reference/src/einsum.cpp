@@ -43,6 +43,8 @@ Tensor evaluate_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inpu
     case DType::f64: return evaluate<double>(einsum, inputs);
     case DType::i32: return evaluate<std::int32_t>(einsum, inputs);
     case DType::i64: return evaluate<std::int64_t>(einsum, inputs);
+    case DType::f16: return evaluate<Float16>(einsum, inputs);
+    case DType::bf16: return evaluate<BFloat16>(einsum, inputs);
     case DType::boolean: break;
   }
   harness_bug("reference::evaluate_einsum on bool: the caller rejects it (unsupportedDtype) first");

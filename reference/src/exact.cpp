@@ -1,6 +1,7 @@
 // Exact dyadic arithmetic and correctly rounded conversion to binary32/binary64.
 #include "einfuzz/reference/exact.hpp"
 
+#include "einfuzz/core/half.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 
 #include <cmath>
@@ -13,7 +14,8 @@ Dyadic Dyadic::of(T finite) {
   if (finite == 0) return Dyadic();
   if (!std::isfinite(finite)) harness_bug("Dyadic::of called on a NaN or an infinity");
   int exp = 0;
-  const T fraction = std::frexp(finite, &exp);  // finite = fraction · 2^exp, 0.5 <= |fraction| < 1
+  // finite = fraction · 2^exp, 0.5 <= |fraction| < 1 (a float for the 16-bit formats: exact)
+  const auto fraction = std::frexp(finite, &exp);
   constexpr int digits = std::numeric_limits<T>::digits;
   // fraction · 2^digits is an integer of at most `digits` bits, exactly representable.
   auto m = static_cast<long long>(std::ldexp(fraction, digits));
@@ -25,6 +27,8 @@ Dyadic Dyadic::of(T finite) {
 }
 template Dyadic Dyadic::of<float>(float);
 template Dyadic Dyadic::of<double>(double);
+template Dyadic Dyadic::of<Float16>(Float16);
+template Dyadic Dyadic::of<BFloat16>(BFloat16);
 
 Dyadic Dyadic::operator+(const Dyadic& o) const {
   if (is_zero()) return o;
@@ -77,12 +81,19 @@ T round_binary(u128 magnitude, long exponent, bool negative, Rounding mode) {
     const bool to_inf = mode == Rounding::nearest_even || (mode == Rounding::up) != negative;
     result = to_inf ? L::infinity() : L::max();
   } else {
-    result = std::ldexp(static_cast<T>(q), static_cast<int>(quantum));  // exact: q has <= p + 1 bits
+    // exact: q has <= p + 1 bits (the 16-bit formats scale in float, whose range holds theirs)
+    if constexpr (is_half_type_v<T>) {
+      result = static_cast<T>(std::ldexp(static_cast<float>(q), static_cast<int>(quantum)));
+    } else {
+      result = std::ldexp(static_cast<T>(q), static_cast<int>(quantum));
+    }
   }
   return negative ? -result : result;
 }
 template float round_binary<float>(u128, long, bool, Rounding);
 template double round_binary<double>(u128, long, bool, Rounding);
+template Float16 round_binary<Float16>(u128, long, bool, Rounding);
+template BFloat16 round_binary<BFloat16>(u128, long, bool, Rounding);
 
 template <class T>
 T Dyadic::round(Rounding mode) const {
@@ -106,6 +117,8 @@ T Dyadic::round(Rounding mode) const {
 }
 template float Dyadic::round<float>(Rounding) const;
 template double Dyadic::round<double>(Rounding) const;
+template Float16 Dyadic::round<Float16>(Rounding) const;
+template BFloat16 Dyadic::round<BFloat16>(Rounding) const;
 
 template <class T>
 T Dyadic::round_quotient(std::int64_t n, Rounding mode) const {
@@ -125,6 +138,8 @@ T Dyadic::round_quotient(std::int64_t n, Rounding mode) const {
 }
 template float Dyadic::round_quotient<float>(std::int64_t, Rounding) const;
 template double Dyadic::round_quotient<double>(std::int64_t, Rounding) const;
+template Float16 Dyadic::round_quotient<Float16>(std::int64_t, Rounding) const;
+template BFloat16 Dyadic::round_quotient<BFloat16>(std::int64_t, Rounding) const;
 
 void ExactAccumulator::add(const Dyadic& d) {
   if (d.is_zero()) return;

@@ -25,7 +25,7 @@ struct Decomposed {
 
 template <class T>
 Decomposed decompose(T x) {
-  static_assert(std::is_floating_point_v<T>);
+  static_assert(is_float_type_v<T>);
   constexpr int frac_bits = std::numeric_limits<T>::digits - 1;
   constexpr int bias = std::numeric_limits<T>::max_exponent - 1;
   using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;

@@ -35,7 +35,7 @@ T fold(Reduction kind, std::span<const T> fibre) {
         T acc = T(0);
         for (T v : fibre) acc = scalar_add(acc, v);
         if (kind == Reduction::sum) return acc;
-        if constexpr (std::is_floating_point_v<T>) return acc / static_cast<T>(fibre.size());
+        if constexpr (is_float_type_v<T>) return acc / static_cast<T>(fibre.size());
         precondition_violated("mean needs a floating-point tensor");
       }
       case Reduction::prod: {

@@ -108,7 +108,7 @@ TEST(CaseFormat, RejectsBadTopLevelFields) {
        Code::malformedCase, {"op: unknown op \"matmul\""}},
       {R"({"format": "einfuzz-case/1", "pattern": "", "dtype": "f64", "inputs": []})",
        Code::malformedCase, {"missing field \"op\""}},
-      {doc("f16", ""), Code::malformedCase, {"dtype: unknown dtype \"f16\""}},
+      {doc("f8", ""), Code::malformedCase, {"dtype: unknown dtype \"f8\""}},
       {doc("boolean", ""), Code::malformedCase, {"unknown dtype \"boolean\""}},
       {R"({"format": "einfuzz-case/1", "op": "einsum", "pattern": 3, "dtype": "f64", "inputs": []})",
        Code::malformedCase, {"pattern: must be a string"}},

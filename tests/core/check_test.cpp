@@ -191,8 +191,8 @@ TEST(DTypeTable, RowsAreTheTypesAndTheirFormats) {
       using T = decltype(tag);
       using L = std::numeric_limits<T>;
       EXPECT_EQ(row.size, sizeof(T)) << row.name;
-      ASSERT_EQ(row.format.has_value(), std::is_floating_point_v<T>) << row.name;
-      if constexpr (std::is_floating_point_v<T>) {
+      ASSERT_EQ(row.format.has_value(), is_float_type_v<T>) << row.name;
+      if constexpr (is_float_type_v<T>) {
         const FloatFormat f = *row.format;
         EXPECT_EQ(std::ldexp(1.0, -f.digits), static_cast<double>(L::epsilon()) / 2) << row.name;  // u
         EXPECT_EQ(std::ldexp(1.0, f.min_exponent), static_cast<double>(L::min())) << row.name;

@@ -95,6 +95,10 @@ inline rc::Gen<T> gen_element() {
   } else if constexpr (std::is_same_v<T, double>) {
     return rc::gen::map(gen_float_bits<std::uint64_t>(52, 11),
                         [](std::uint64_t b) { return std::bit_cast<double>(b); });
+  } else if constexpr (std::is_same_v<T, Float16>) {
+    return rc::gen::map(gen_float_bits<std::uint16_t>(10, 5), [](std::uint16_t b) { return Float16::from_bits(b); });
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    return rc::gen::map(gen_float_bits<std::uint16_t>(7, 8), [](std::uint16_t b) { return BFloat16::from_bits(b); });
   } else if constexpr (std::is_same_v<T, Bool8>) {
     return rc::gen::element<Bool8>(0, 1);
   } else {
@@ -122,7 +126,7 @@ inline rc::Gen<Tensor> gen_tensor(DType dtype) {
 
 inline rc::Gen<Case> gen_case() {
   return rc::gen::mapcat(
-      rc::gen::element(DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean), [](DType dtype) {
+      rc::gen::element(DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::f16, DType::bf16), [](DType dtype) {
         return rc::gen::apply(
             [dtype](Op op, std::string pattern, std::optional<std::string> reduction,
                     std::vector<std::pair<std::string, std::int64_t>> axis_lengths,

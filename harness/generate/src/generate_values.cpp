@@ -15,7 +15,10 @@ enum class Profile { mixture, small_integers, fractions, edges, cancellation, ra
 template <class T>
 T from_bits(std::uint64_t bits) {
   T v;
-  if constexpr (sizeof(T) == 4) {
+  if constexpr (sizeof(T) == 2) {
+    const auto b = static_cast<std::uint16_t>(bits);
+    std::memcpy(&v, &b, sizeof v);
+  } else if constexpr (sizeof(T) == 4) {
     const auto b = static_cast<std::uint32_t>(bits);
     std::memcpy(&v, &b, sizeof v);
   } else {
@@ -27,7 +30,13 @@ T from_bits(std::uint64_t bits) {
 /// NaNs other than the default quiet one: payloads, the sign bit, a signalling NaN.
 template <class T>
 T nan_with_payload(ChoiceSource& s) {
-  if constexpr (sizeof(T) == 4) {
+  if constexpr (std::is_same_v<T, Float16>) {
+    static constexpr std::uint16_t kNans[] = {0x7e01u, 0xfe00u, 0x7c01u, 0x7fffu, 0xfeefu};
+    return from_bits<T>(kNans[s.choose(std::size(kNans))]);
+  } else if constexpr (std::is_same_v<T, BFloat16>) {
+    static constexpr std::uint16_t kNans[] = {0x7fc1u, 0xffc0u, 0x7f81u, 0x7fffu, 0xffefu};
+    return from_bits<T>(kNans[s.choose(std::size(kNans))]);
+  } else if constexpr (sizeof(T) == 4) {
     static constexpr std::uint32_t kNans[] = {0x7fc00123u, 0xffc00000u, 0x7f800001u, 0x7fffffffu, 0xffc0beefu};
     return from_bits<T>(kNans[s.choose(std::size(kNans))]);
   } else {
@@ -47,7 +56,8 @@ template <class T>
 T wide_exponent(ChoiceSource& s) {
   using L = std::numeric_limits<T>;
   const int e = static_cast<int>(s.between(L::min_exponent - L::digits, L::max_exponent - 1));
-  const T v = std::ldexp(static_cast<T>(s.between(128, 255)) / T(128), e);
+  // static_cast: for the 16-bit formats ldexp computes in float, and the value rounds once here.
+  const T v = static_cast<T>(std::ldexp(static_cast<T>(s.between(128, 255)) / T(128), e));
   return s.chance(1, 2) ? -v : v;
 }
 
@@ -65,7 +75,7 @@ T cancellation(ChoiceSource& s, std::span<const T> earlier) {
       if (!earlier.empty()) return -earlier[s.choose(earlier.size())];
       [[fallthrough]];
     case 2: {
-      const T big = std::ldexp(T(1), std::numeric_limits<T>::digits + static_cast<int>(s.choose(9)));
+      const T big = static_cast<T>(std::ldexp(T(1), std::numeric_limits<T>::digits + static_cast<int>(s.choose(9))));
       return s.chance(1, 2) ? -big : big;
     }
     default: return static_cast<T>(s.between(-3, 3));
@@ -127,7 +137,7 @@ Tensor generate_values(ChoiceSource& s, DType dtype, const Shape& shape) {
       if constexpr (std::is_same_v<T, Bool8>) {
         values[i] = profile == Profile::small_integers ? Bool8(1) : profile == Profile::fractions ? Bool8(0)
                                                                                                  : Bool8(s.choose(2));
-      } else if constexpr (std::is_floating_point_v<T>) {
+      } else if constexpr (is_float_type_v<T>) {
         values[i] = draw_float<T>(s, profile, std::span<const T>(values.data(), i));
       } else {
         values[i] = draw_integer<T>(s, profile);

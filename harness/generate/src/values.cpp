@@ -37,38 +37,57 @@ std::optional<ValueMode> value_mode_from_name(std::string_view name) noexcept {
 template <class T>
 std::vector<T> edge_values() {
   using L = std::numeric_limits<T>;
-  const T one = 1;
-  return {
-      L::quiet_NaN(),
-      -L::quiet_NaN(),
-      L::infinity(),
-      -L::infinity(),
-      T(0),
-      -T(0),
-      L::denorm_min(),
-      -L::denorm_min(),
-      std::nextafter(L::min(), T(0)),  // largest subnormal
-      L::min(),                        // smallest normal
-      L::max(),
-      -L::max(),
-      std::nextafter(one, T(2)),       // 1 + ulp
-      std::nextafter(one, T(0)),       // 1 - ulp
-      one,
-      -one,
-      std::ldexp(one, L::digits),      // 2^p: adding 1 is lost (cancellation partner)
-      -std::ldexp(one, L::digits),
-      std::sqrt(L::max()),             // squares land near the overflow threshold
-      std::ldexp(one, L::min_exponent - 1) * 3,  // products underflow
-  };
+  if constexpr (is_half_type_v<T>) {
+    // The same list for the 16-bit formats, each value computed in double and converted (exactly,
+    // except sqrt(max), which is only meant to be near the overflow threshold).
+    const auto t = [](double x) { return static_cast<T>(x); };
+    const double max = static_cast<float>(L::max()), min = static_cast<float>(L::min());
+    const double eps = std::ldexp(1.0, 1 - L::digits);
+    return {
+        L::quiet_NaN(), -L::quiet_NaN(), L::infinity(), -L::infinity(), T(0), -T(0), L::denorm_min(),
+        -L::denorm_min(),
+        t(min - static_cast<float>(L::denorm_min())),  // largest subnormal
+        L::min(), L::max(), -L::max(),
+        t(1 + eps), t(1 - eps / 2), t(1), t(-1),
+        t(std::ldexp(1.0, L::digits)), t(-std::ldexp(1.0, L::digits)),
+        t(std::sqrt(max)), t(min * 3),
+    };
+  } else {
+    const T one = 1;
+    return {
+        L::quiet_NaN(),
+        -L::quiet_NaN(),
+        L::infinity(),
+        -L::infinity(),
+        T(0),
+        -T(0),
+        L::denorm_min(),
+        -L::denorm_min(),
+        std::nextafter(L::min(), T(0)),  // largest subnormal
+        L::min(),                        // smallest normal
+        L::max(),
+        -L::max(),
+        std::nextafter(one, T(2)),       // 1 + ulp
+        std::nextafter(one, T(0)),       // 1 - ulp
+        one,
+        -one,
+        std::ldexp(one, L::digits),      // 2^p: adding 1 is lost (cancellation partner)
+        -std::ldexp(one, L::digits),
+        std::sqrt(L::max()),             // squares land near the overflow threshold
+        std::ldexp(one, L::min_exponent - 1) * 3,  // products underflow
+    };
+  }
 }
 template std::vector<float> edge_values<float>();
 template std::vector<double> edge_values<double>();
+template std::vector<Float16> edge_values<Float16>();
+template std::vector<BFloat16> edge_values<BFloat16>();
 
 namespace {
 
 template <class T>
 T random_value(Rng& rng) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     // Small integers and halves/quarters: products and sums stay exact for short contractions,
     // so differences between backends point at semantics, not rounding. 1 in 64 is an edge value.
     if (rng.chance(1, 64)) {
@@ -86,7 +105,7 @@ T random_value(Rng& rng) {
 
 template <class T>
 T edge_value(Rng& rng) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     static const std::vector<T> edges = edge_values<T>();
     return edges[rng.below(edges.size())];
   } else {

@@ -20,7 +20,7 @@ std::string c_str(const std::string& s) { return quoted_literal(s, '"', "\\%03o"
 /// and payload), integer literals that survive the most negative value.
 template <class T>
 std::string c_value(T v) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     if (std::isnan(v)) {
       if constexpr (std::is_same_v<T, float>) return "from_bits<float>(UINT32_C(" + bits_hex(v) + "))";
       return "from_bits<double>(UINT64_C(" + bits_hex(v) + "))";

@@ -32,7 +32,7 @@ std::string py_value(const Tensor& t, std::size_t i) {
   return visit_dtype(t.dtype(), [&](auto tag) -> std::string {
     using T = decltype(tag);
     const T v = t.values<T>()[i];
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_type_v<T>) {
       if (std::isnan(v)) return "Bits(" + bits_hex(v) + ")";
       if (std::isinf(v)) return v > 0 ? "INF" : "-INF";
       return "float.fromhex('" + format_value(t, static_cast<std::int64_t>(i)) + "')";

@@ -47,7 +47,7 @@ std::optional<Verdict> shape_mismatch(const Tensor& expected, const Tensor& actu
 
 template <class T>
 bool same_element(T a, T b, bool strict_nan) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (is_float_type_v<T>) {
     if (!strict_nan && std::isnan(a) && std::isnan(b)) return true;
     return std::memcmp(&a, &b, sizeof(T)) == 0;
   } else {
@@ -310,10 +310,10 @@ ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t
   if (std::isfinite(r) && t->value_class == ValueClass::finite && !t->nan_input) {
     const Dyadic diff = distance(*t, r);  // |r − s|·divisor
     // ŝ* of a finite class can round to ±Inf (|s| near Ω): measure ulps at the largest finite then.
-    const T rounded_mag = std::fabs(expected.values<T>()[static_cast<std::size_t>(i)]);
+    const T rounded_mag = static_cast<T>(std::fabs(expected.values<T>()[static_cast<std::size_t>(i)]));
     const T mag = std::isfinite(rounded_mag) ? rounded_mag : std::numeric_limits<T>::max();
-    const T ulp = mag == std::numeric_limits<T>::max() ? mag - std::nextafter(mag, T(0))
-                                                       : std::nextafter(mag, std::numeric_limits<T>::infinity()) - mag;
+    const T ulp = mag == std::numeric_limits<T>::max() ? mag - next_toward(mag, T(0))
+                                                       : next_toward(mag, std::numeric_limits<T>::infinity()) - mag;
     e.ulps = ratio(diff, Dyadic::of(ulp) * Dyadic(t->divisor, 0));
     e.bound_multiples = t->bounded ? ratio(diff, t->scaled_bound) : 0.0;
   }
@@ -330,7 +330,7 @@ Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elemen
   v.kind = VerdictKind::pass;
   visit_dtype(actual.dtype(), [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (is_float_type_v<T>) {
       const auto r = actual.values<T>();
       for (std::size_t i = 0; i < r.size(); ++i) {
         const ElementJudgement j = judge(i, r[i]);
@@ -370,7 +370,7 @@ Verdict judge_any_order(const reference::MultisetReduce& truth, const Tensor& ac
     if (profile == NanProfile::ignore) {
       visit_dtype(required.dtype(), [&](auto tag) {
         using T = decltype(tag);
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_float_type_v<T>) {
           auto values = required.values<T>();
           for (std::size_t i = 0; i < values.size(); ++i) {
             const reference::ExtremeTruth& x = truth.extremes[i];

@@ -161,7 +161,7 @@ std::string special_values(const Case& c) {
     visit_dtype(t.dtype(), [&](auto tag) {
       using T = decltype(tag);
       for (const T x : t.template values<T>()) {
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_float_type_v<T>) {
           if (std::isnan(x)) {
             seen |= 1u << 0;
           } else if (std::isinf(x)) {

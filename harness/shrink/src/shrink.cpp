@@ -133,11 +133,11 @@ std::uint64_t float_cost(T x) {
   if (x == 1) return 1 * 64;
   if (x == -1) return 2 * 64;
   if (std::fpclassify(x) == FP_SUBNORMAL) return 8 * 64;
-  const T a = std::fabs(x);
+  const auto a = std::fabs(x);  // float for the 16-bit formats: exact
   if (a == std::trunc(a) && a <= 16) return 4 * 64 + static_cast<std::uint64_t>(a) * 2 + (x < 0);
   if (a == std::trunc(a) && a < 0x1p24) return 5 * 64 + (x < 0);
   int e = 0;
-  const T m = std::frexp(a, &e);
+  const auto m = std::frexp(a, &e);
   if (std::ldexp(m, 8) == std::trunc(std::ldexp(m, 8))) return 6 * 64 + (x < 0);
   return 7 * 64 + (x < 0);
 }
@@ -156,7 +156,7 @@ std::uint64_t value_cost(const Tensor& t, std::size_t i) {
     const T v = t.values<T>()[i];
     if constexpr (std::is_same_v<T, Bool8>) {
       return v != 0;
-    } else if constexpr (std::is_floating_point_v<T>) {
+    } else if constexpr (is_float_type_v<T>) {
       return float_cost(v);
     } else {
       return integer_cost(v);
@@ -169,19 +169,20 @@ std::vector<T> simpler_values(T x) {
   std::vector<T> out;
   if constexpr (std::is_same_v<T, Bool8>) {
     out = {0};
-  } else if constexpr (std::is_floating_point_v<T>) {
+  } else if constexpr (is_float_type_v<T>) {
     using L = std::numeric_limits<T>;
     out = {T(0), T(1), T(-1), -T(0)};
     if (std::isfinite(x)) {
-      out.push_back(std::trunc(x));
-      out.push_back(std::trunc(x / 2));
-      if (x != std::trunc(x)) out.push_back(std::ldexp(std::nearbyint(std::ldexp(x, 4)), -4));
+      // static_cast: the 16-bit formats compute these in float (exactly) and convert back.
+      out.push_back(static_cast<T>(std::trunc(x)));
+      out.push_back(static_cast<T>(std::trunc(x / T(2))));
+      if (x != std::trunc(x)) out.push_back(static_cast<T>(std::ldexp(std::nearbyint(std::ldexp(x, 4)), -4)));
     } else if (std::isnan(x)) {
       out.push_back(L::quiet_NaN());
       out.push_back(L::infinity());
     } else {
       if (x < 0) out.push_back(-x);  // -inf → +inf: the simpler sign of the same class
-      out.push_back(std::copysign(L::max(), x));
+      out.push_back(static_cast<T>(std::copysign(L::max(), x)));
     }
   } else {
     out = {T(0), T(1), T(-1), static_cast<T>(x / 2), static_cast<T>(x < 0 ? x + 1 : x - 1)};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/precision.hpp"
 #include "einfuzz/core/tensor.hpp"
 
 namespace einfuzz {
@@ -43,7 +44,15 @@ struct Capabilities {
   /// Evaluates VJP cases (PROTOCOL `"vjp"` in `ops`) of the ops, dtypes and reductions above.
   bool vjp = false;
   TieRule tie_rule = TieRule::equal_share;  ///< min/max VJPs, when `vjp` (ORACLE §7)
+  /// Per float dtype, the format partial results are held in (PROTOCOL hello `accumulate`); a
+  /// dtype without an entry accumulates in itself (ORACLE §8).
+  std::vector<std::pair<DType, DType>> accumulate;
+  /// Per float dtype, the format einsum inputs are rounded to (hello `round_inputs`); none by default.
+  std::vector<std::pair<DType, InputRounding>> round_inputs;
   std::string version;          ///< free text, e.g. a library version
+
+  /// The profile declared for `dtype` (the default profile where nothing is declared).
+  PrecisionProfile profile(DType dtype) const noexcept;
 };
 
 /// The backend's own rejection of the case (its diagnostic, e.g. a checker error code).

@@ -7,10 +7,14 @@
 #include <span>
 #include <string_view>
 
+#include "einfuzz/core/half.hpp"
+
 namespace einfuzz {
 
 /// The element type shared by all operands of one case. `boolean` exists only for `any`/`all`.
-enum class DType { f32, f64, i32, i64, boolean };
+/// `f16` is IEEE binary16, `bf16` bfloat16 (ORACLE §8); they come last so the older tags keep
+/// their values.
+enum class DType { f32, f64, i32, i64, boolean, f16, bf16 };
 
 /// The parameters of a binary floating-point format that the oracle's bounds use (ORACLE.md §2):
 /// u = 2^-digits, η = 2^(min_exponent − digits), Ω = (2 − 2^(1 − digits)) · 2^max_exponent.
@@ -32,11 +36,16 @@ struct DTypeInfo {
 std::span<const DTypeInfo> dtype_table() noexcept;
 const DTypeInfo& dtype_info(DType dtype) noexcept;
 
-/// "f32", "f64", "i32", "i64", "bool".
+/// "f32", "f64", "i32", "i64", "bool", "f16", "bf16".
 std::string_view dtype_name(DType dtype) noexcept;
 std::optional<DType> dtype_from_name(std::string_view name) noexcept;
 std::size_t dtype_size(DType dtype) noexcept;
-inline bool is_float(DType d) noexcept { return d == DType::f32 || d == DType::f64; }
+/// The floating dtypes: f32, f64, f16, bf16 (those with a FloatFormat row).
+inline bool is_float(DType d) noexcept {
+  return d == DType::f32 || d == DType::f64 || d == DType::f16 || d == DType::bf16;
+}
+/// The 16-bit floating dtypes, whose ordered arithmetic goes through binary32 (ORACLE §8).
+inline bool is_half(DType d) noexcept { return d == DType::f16 || d == DType::bf16; }
 inline bool is_integer(DType d) noexcept { return d == DType::i32 || d == DType::i64; }
 
 /// Booleans are stored one byte each, 0 or 1 (the PROTOCOL's wire format as well).
@@ -48,9 +57,12 @@ template <> struct dtype_of<double> { static constexpr DType value = DType::f64;
 template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
 template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
 template <> struct dtype_of<Bool8> { static constexpr DType value = DType::boolean; };
+template <> struct dtype_of<Float16> { static constexpr DType value = DType::f16; };
+template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::bf16; };
 template <class T> inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
-/// Calls `fn(T{})` with the C++ element type of `dtype` (float, double, int32_t, int64_t, Bool8).
+/// Calls `fn(T{})` with the C++ element type of `dtype` (float, double, int32_t, int64_t, Bool8,
+/// Float16, BFloat16).
 template <class Fn>
 constexpr decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
@@ -58,6 +70,8 @@ constexpr decltype(auto) visit_dtype(DType dtype, Fn&& fn) {
     case DType::f64: return fn(double{});
     case DType::i32: return fn(std::int32_t{});
     case DType::i64: return fn(std::int64_t{});
+    case DType::f16: return fn(Float16{});
+    case DType::bf16: return fn(BFloat16{});
     case DType::boolean: break;
   }
   return fn(Bool8{});

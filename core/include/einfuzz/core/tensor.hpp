@@ -30,7 +30,8 @@ std::string format_shape(std::span<const std::int64_t> shape);
 class Tensor {
  public:
   using Storage = std::variant<std::vector<float>, std::vector<double>, std::vector<std::int32_t>,
-                               std::vector<std::int64_t>, std::vector<Bool8>>;
+                               std::vector<std::int64_t>, std::vector<Bool8>, std::vector<Float16>,
+                               std::vector<BFloat16>>;
 
   Tensor() : Tensor(DType::f64, Shape{}) {}
   /// Zero-filled (+0.0 / 0 / false) tensor of `shape`; `shape` must have a representable count.
