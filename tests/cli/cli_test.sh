@@ -56,7 +56,7 @@ expect 2 "error[invalidArgument]" -- check 'a b -> a' --axis b=2 --shapes 2x2
 expect 2 "error[invalidIdentifier]" -- check --reduce sum '_ -> ' --shapes 2
 
 # Bad arguments.
-expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --dtype f16
+expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --dtype f8
 expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --values weird
 expect 2 "error[invalidArgument]" -- check 'a -> a' --shapes 2 --backend nosuch
 expect 2 "error[invalidArgument]" -- check 'a -> a'
