@@ -304,4 +304,11 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
   harness_bug("multiset_einsum called on a non-float einsum");
 }
 
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
+                               const PrecisionProfile& profile) {
+  // Staging: ORACLE §8's profile bounds are not implemented yet; only the default profile is judged.
+  if (!is_storage_profile(inputs.empty() ? profile.accumulate : inputs.front().dtype(), profile)) harness_bug("multiset_einsum: precision profiles are not implemented yet");
+  return multiset_einsum(einsum, inputs);
+}
+
 }  // namespace einfuzz::reference

@@ -178,4 +178,10 @@ MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input)
   harness_bug("multiset_reduce called on an exact (integer/bool/any/all) reduce");
 }
 
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile) {
+  // Staging: ORACLE §8's profile bounds are not implemented yet; only the default profile is judged.
+  if (!is_storage_profile(input.dtype(), profile)) harness_bug("multiset_reduce: precision profiles are not implemented yet");
+  return multiset_reduce(reduce, input);
+}
+
 }  // namespace einfuzz::reference

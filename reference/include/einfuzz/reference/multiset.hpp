@@ -9,6 +9,7 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/precision.hpp"
 #include "einfuzz/core/tensor.hpp"
 #include "einfuzz/reference/exact.hpp"
 
@@ -60,8 +61,13 @@ struct MultisetEinsum {
   std::vector<ElementTruth> elements;  ///< row-major over the output
 };
 
-/// The multiset oracle of a checked float (f32/f64) einsum. Inputs as for evaluate_einsum.
+/// The multiset oracle of a checked float einsum. Inputs as for evaluate_einsum. The enclosures are
+/// ORACLE §2's (the dtype's default profile).
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs);
+/// The same with the enclosures of a backend's precision `profile` (ORACLE §8: the accumulator's
+/// u, η, Ω, input rounding, the final conversion); the default profile gives the two-argument result.
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
+                               const PrecisionProfile& profile);
 
 /// What any correct min/max must return for one fibre, per NaN profile (ORACLE.md §4–§5).
 struct ExtremeTruth {
@@ -81,8 +87,11 @@ struct MultisetReduce {
   std::vector<ExtremeTruth> extremes;   ///< min, max
 };
 
-/// The multiset oracle of a checked f32/f64 reduce of kind sum, mean, prod, min or max.
+/// The multiset oracle of a checked float reduce of kind sum, mean, prod, min or max.
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input);
+/// The same under a precision `profile` (ORACLE §8: sum as k = 1, prod as one term of n factors,
+/// mean's two extra roundings; min/max exact; `round_inputs` never applies to reductions).
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile);
 
 /// Unit roundoff, half the smallest subnormal, and Ω of a float type (ORACLE.md §2), as doubles.
 /// For f64, η = 2^-1075 is not a double: `eta` is rounded up to 2^-1074 (an upper bound, for
