@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -116,35 +117,49 @@ std::string origin(const Case& c, const std::string& key) {
   return "";
 }
 
-TEST(Repro, EveryStoredLibraryDivergenceShows) {
-  const auto libraries = repro_backend_names();
-  int ran = 0;
-  std::vector<fs::path> files;
+/// The stored forward divergences, one test each (so ctest runs them in parallel: each compiles or
+/// starts a library program). `repro` writes programs for forward cases; a VJP divergence (its file
+/// name starts with "vjp-") is reproduced by its case file (`einfuzz check --case`), which the corpus
+/// replay and StoredDivergences run.
+std::vector<std::string> stored_divergences() {
+  std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(kSource / "corpus" / "divergences")) {
-    if (entry.path().string().ends_with(".case.json")) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const fs::path& file : files) {
-    auto c = read_case_file(file);
-    ASSERT_TRUE(c.ok()) << file;
-    const std::string backend = origin(*c, "backend");
-    if (std::find(libraries.begin(), libraries.end(), backend) == libraries.end()) continue;
-    // `repro` writes programs for forward cases; a VJP divergence is reproduced by its case file
-    // (`einfuzz check --case`), which the corpus replay and StoredDivergences run.
-    if (c->is_vjp()) continue;
-    std::string skipped;
-    const std::string name = file.filename().string().substr(0, file.filename().string().find(".case.json"));
-    const Ran r = write_and_run(*c, backend, name, &skipped);
-    if (!skipped.empty()) {
-      std::cout << "[ skipped ] " << name << ": " << skipped << "\n";
-      continue;
+    const std::string file = entry.path().filename().string();
+    if (file.ends_with(".case.json") && !file.starts_with("vjp-")) {
+      names.push_back(file.substr(0, file.size() - std::string(".case.json").size()));
     }
-    ++ran;
-    EXPECT_EQ(r.status, 1) << name << " on " << backend << " (recorded " << origin(*c, "verdict") << "):\n" << r.output;
-    EXPECT_NE(r.output.find("DIVERGENCE"), std::string::npos) << r.output;
   }
-  if (ran == 0) GTEST_SKIP() << "no library backend of corpus/divergences/ is available here";
+  std::sort(names.begin(), names.end());
+  return names;
 }
+
+class StoredLibraryDivergence : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(StoredLibraryDivergence, Shows) {
+  const std::string name = GetParam();
+  auto c = read_case_file(kSource / "corpus" / "divergences" / (name + ".case.json"));
+  ASSERT_TRUE(c.ok()) << name;
+  const std::string backend = origin(*c, "backend");
+  const auto libraries = repro_backend_names();
+  if (std::find(libraries.begin(), libraries.end(), backend) == libraries.end()) {
+    GTEST_SKIP() << backend << " has no standalone reproducer";
+  }
+  ASSERT_FALSE(c->is_vjp()) << name << " is a VJP case whose file name does not say so";
+  std::string skipped;
+  const Ran r = write_and_run(*c, backend, name, &skipped);
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+  EXPECT_EQ(r.status, 1) << name << " on " << backend << " (recorded " << origin(*c, "verdict") << "):\n" << r.output;
+  EXPECT_NE(r.output.find("DIVERGENCE"), std::string::npos) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Repro, StoredLibraryDivergence, ::testing::ValuesIn(stored_divergences()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string id = info.param;
+                           for (char& ch : id) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return id;
+                         });
 
 Case einsum_case(const std::string& pattern, DType dtype, std::vector<Tensor> inputs) {
   Case c;
