@@ -20,7 +20,13 @@ from numpy.lib.stride_tricks import as_strided
 
 PROTOCOL = "einfuzz-backend/1"
 DTYPES = {"f32": np.dtype("<f4"), "f64": np.dtype("<f8"), "i32": np.dtype("<i4"),
-          "i64": np.dtype("<i8"), "bool": np.dtype(np.bool_)}
+          "i64": np.dtype("<i8"), "bool": np.dtype(np.bool_), "f16": np.dtype("<f2")}
+# numpy has no bfloat16, so bf16 is not declared. f16 accumulates in f16 (the default, declared
+# explicitly): np.sum along an outer axis adds row by row in f16 (3000 ones -> 2048), and so do
+# einsum's sum-of-products loops (optimize off and on); only the contiguous inner-axis sum (pairwise,
+# in float) and np.mean (dtype float32 inside) hold partial sums wider. The narrowest that holds for
+# every path is f16.
+ACCUMULATE = {"f16": "f16"}
 REDUCTIONS = ("sum", "mean", "prod", "min", "max", "any", "all")
 
 
@@ -368,6 +374,7 @@ def hello(optimize):
             # np.einsum(',j->', inf, [0., 1.]) is inf, not the per-term NaN (ORACLE §3).
             "factoring": True,
             "notation": "numpy",
+            "accumulate": ACCUMULATE,
             "strided_inputs": True}
 
 

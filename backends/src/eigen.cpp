@@ -11,6 +11,7 @@
   } while (false)
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
@@ -45,6 +46,41 @@ using Map = Eigen::TensorMap<Eigen::Tensor<T, R, Eigen::RowMajor>>;
 
 using adapter_detail::Arith;
 using adapter_detail::arith;
+
+/// The Eigen scalar a core element type is computed as: Eigen::half and Eigen::bfloat16 for the
+/// 16-bit floats (Eigen's own types, with Eigen's own arithmetic and accumulation), T otherwise.
+template <class T>
+struct EigenScalarOf {
+  using type = T;
+};
+template <> struct EigenScalarOf<Float16> { using type = Eigen::half; };
+template <> struct EigenScalarOf<BFloat16> { using type = Eigen::bfloat16; };
+template <class T>
+using EigenScalar = typename EigenScalarOf<T>::type;
+
+/// Core's value as Eigen's scalar and back, bit for bit (both 16-bit formats are the same encoding
+/// in core and in Eigen; the other types pass through).
+template <class T>
+EigenScalar<T> to_eigen(T v) {
+  if constexpr (is_half_type_v<T>) {
+    const std::uint16_t bits = v.bits();
+    EigenScalar<T> e;
+    std::memcpy(&e, &bits, sizeof bits);
+    return e;
+  } else {
+    return v;
+  }
+}
+template <class T>
+T from_eigen(EigenScalar<T> e) {
+  if constexpr (is_half_type_v<T>) {
+    std::uint16_t bits = 0;
+    std::memcpy(&bits, &e, sizeof bits);
+    return T::from_bits(bits);
+  } else {
+    return e;
+  }
+}
 
 /// The element count of `dims`. A zero-length dimension makes it 0 whatever the others are: the
 /// checker bounds only the count, so the lengths beside a 0 may multiply past int64.
@@ -277,11 +313,12 @@ Partial<T> contract_pair(Partial<T> a, Partial<T> b, const std::vector<bool>& ne
   return r;
 }
 
-/// Operand m with every size-1 dimension broadcast to its label's length (Eigen `broadcast`).
-template <class T>
-Partial<T> operand(const CheckedEinsum& e, std::size_t m, const Tensor& input) {
+/// Operand m with every size-1 dimension broadcast to its label's length (Eigen `broadcast`), as
+/// Eigen scalars E.
+template <class T, class E = EigenScalar<T>>
+Partial<E> operand(const CheckedEinsum& e, std::size_t m, const Tensor& input) {
   const CheckedOperand& op = e.operands[m];
-  Partial<T> p;
+  Partial<E> p;
   p.axes = op.axes;
   std::vector<Index> physical, factors;
   bool broadcast_needed = false;
@@ -293,12 +330,23 @@ Partial<T> operand(const CheckedEinsum& e, std::size_t m, const Tensor& input) {
     broadcast_needed = broadcast_needed || op.shape[d] != length;
   }
   const auto values = input.values<T>();
+  std::vector<E> converted;
+  if constexpr (!std::is_same_v<E, T>) {
+    converted.reserve(values.size());
+    for (const T v : values) converted.push_back(to_eigen(v));
+  }
+  const E* data = nullptr;
+  if constexpr (std::is_same_v<E, T>) {
+    data = values.data();
+  } else {
+    data = converted.data();
+  }
   if (!broadcast_needed) {
-    p.values.assign(values.begin(), values.end());
+    p.values.assign(data, data + values.size());
     return p;
   }
   p.values.resize(static_cast<std::size_t>(product(p.dims)));
-  broadcast(values.data(), physical, factors, p.values.data());
+  broadcast(data, physical, factors, p.values.data());
   return p;
 }
 
@@ -319,7 +367,8 @@ BackendResult run_einsum(const CheckedEinsum& e, const std::vector<Tensor>& inpu
   Tensor out(dtype_of_v<T>, e.output_shape);  // +0 / 0 everywhere
   // Nothing to compute, or no term at all (+0 on every path; see the header).
   if (e.output_size == 0 || e.contraction_size == 0) return out;
-  std::vector<Partial<T>> parts;
+  using E = EigenScalar<T>;
+  std::vector<Partial<E>> parts;
   for (std::size_t m = 0; m < e.operands.size(); ++m) parts.push_back(operand<T>(e, m, inputs[m]));
 
   // Labels private to one operand (contracted, used nowhere else) are summed inside it first.
@@ -333,7 +382,7 @@ BackendResult run_einsum(const CheckedEinsum& e, const std::vector<Tensor>& inpu
   std::vector<bool> in_output(e.axes.size(), false);
   for (int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
 
-  Partial<T> acc = std::move(parts[0]);
+  Partial<E> acc = std::move(parts[0]);
   for (std::size_t m = 1; m < parts.size(); ++m) {
     std::vector<bool> needed = in_output;
     for (std::size_t q = m + 1; q < parts.size(); ++q) {
@@ -342,7 +391,7 @@ BackendResult run_einsum(const CheckedEinsum& e, const std::vector<Tensor>& inpu
     acc = contract_pair(std::move(acc), std::move(parts[m]), needed);
   }
   acc = relayout(std::move(acc), e.output);
-  std::copy(acc.values.begin(), acc.values.end(), out.values<T>().begin());
+  std::transform(acc.values.begin(), acc.values.end(), out.values<T>().begin(), from_eigen<T>);
   return out;
 }
 
@@ -359,11 +408,13 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
   const Index nk = r.output_size;
   const Index nr = r.fibre_size;
 
-  Partial<T> p;
+  using E = EigenScalar<T>;
+  Partial<E> p;
   for (std::size_t i = 0; i < dims.size(); ++i) p.axes.push_back(static_cast<int>(i));
   p.dims = dims;
   const auto values = input.values<T>();
-  p.values.assign(values.begin(), values.end());
+  p.values.reserve(values.size());
+  for (const T v : values) p.values.push_back(to_eigen(v));
   const std::size_t layout = pick_layout(p, {concat({&kept, &reduced}), concat({&reduced, &kept})});
   p = relayout(std::move(p), layout == 0 ? concat({&kept, &reduced}) : concat({&reduced, &kept}));
 
@@ -382,11 +433,13 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
     auto o = out.values<Bool8>();
     for (Index i = 0; i < nk; ++i) o[static_cast<std::size_t>(i)] = result(i) ? 1 : 0;
   } else {
-    using A = Arith<T>;
+    using A = Arith<E>;
+    // The result in Eigen's scalar, then converted into the output (the identity but for halves).
+    std::vector<E> result(static_cast<std::size_t>(nk));
     const ConstMap<A, 2> in(arith(p.values.data()), rows, cols);
-    Map<A, 1> o(arith(out.values<T>().data()), nk);
-    const ConstMap<T, 2> signed_in(p.values.data(), rows, cols);
-    Map<T, 1> signed_o(out.values<T>().data(), nk);
+    Map<A, 1> o(arith(result.data()), nk);
+    const ConstMap<E, 2> signed_in(p.values.data(), rows, cols);
+    Map<E, 1> signed_o(result.data(), nk);
     if (!numeric_reduction<T>(r.kind)) return unsupported_reduction("eigen", r.kind, dtype_of_v<T>);
     switch (r.kind) {
       case Reduction::sum: o = in.sum(dim); break;
@@ -402,6 +455,7 @@ BackendResult run_reduce(const CheckedReduce& r, const Tensor& input) {
         break;
       default: break;  // any/all: not reached (numeric_reduction)
     }
+    std::transform(result.begin(), result.end(), out.values<T>().begin(), from_eigen<T>);
   }
   return out;
 }
@@ -416,13 +470,18 @@ std::string eigen_version() {
 class EigenBackend final : public Backend {
  public:
   explicit EigenBackend(const Limits& limits)
-      : limits_(limits), caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, true, eigen_version())) {}
+      : limits_(limits), caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, true, eigen_version())) {
+    // Eigen::half and Eigen::bfloat16, accumulated in themselves (the default profile): sums and
+    // contractions of ones stop at 2048 and 256 (declared_profiles_test.cpp).
+    caps_.dtypes.push_back(DType::f16);
+    caps_.dtypes.push_back(DType::bf16);
+  }
   std::string_view name() const override { return "eigen"; }
   const Capabilities& capabilities() const override { return caps_; }
 
   BackendResult run(const Case& c) override {
     try {
-      return run_checked(
+      return run_checked</*kHalfTypes=*/true>(
           c, limits_,
           [](auto tag, const CheckedEinsum& e, const Case& x) { return run_einsum<decltype(tag)>(e, x.inputs); },
           [](auto tag, const CheckedReduce& r, const Case& x) { return run_reduce<decltype(tag)>(r, x.inputs[0]); });

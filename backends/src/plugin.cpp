@@ -36,6 +36,8 @@ einfuzz_dtype c_dtype(DType d) {
     case DType::f64: return EINFUZZ_F64;
     case DType::i32: return EINFUZZ_I32;
     case DType::i64: return EINFUZZ_I64;
+    case DType::f16: return EINFUZZ_F16;
+    case DType::bf16: return EINFUZZ_BF16;
     case DType::boolean: break;
   }
   return EINFUZZ_BOOL;

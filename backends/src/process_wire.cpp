@@ -55,6 +55,49 @@ std::variant<Json, std::string> parse_line(std::string line, std::size_t max_lin
   return j;
 }
 
+namespace {
+
+/// The float dtype a hello key or value names, or why not (`what` says which field it is).
+std::variant<DType, std::string> float_dtype_named(const Json& name, const std::string& what) {
+  if (!name.is_string()) return what + " must be a dtype name (a string)";
+  const std::string s = name.get<std::string>();
+  const auto d = dtype_from_name(s);
+  if (!d) return what + " names the unknown dtype " + json_quote(printable(s));
+  if (!is_float(*d)) return what + " names " + json_quote(s) + ", which is not a float dtype";
+  return *d;
+}
+
+}  // namespace
+
+std::optional<std::string> decode_profiles(const Json& j, Capabilities& c) {
+  // Unlike unknown dtypes in "dtypes", a profile the harness cannot read is a fault: judging the
+  // backend under a profile other than the one it declared would be wrong in both directions.
+  if (const auto it = j.find("accumulate"); it != j.end()) {
+    if (!it->is_object()) return std::string("\"accumulate\" must be an object (dtype -> format)");
+    for (const auto& [key, value] : it->items()) {
+      auto d = float_dtype_named(Json(key), "an \"accumulate\" key");
+      if (auto* why = std::get_if<std::string>(&d)) return *why;
+      auto a = float_dtype_named(value, "\"accumulate\"." + printable(key));
+      if (auto* why = std::get_if<std::string>(&a)) return *why;
+      c.accumulate.emplace_back(std::get<DType>(d), std::get<DType>(a));
+    }
+  }
+  if (const auto it = j.find("round_inputs"); it != j.end()) {
+    if (!it->is_object()) return std::string("\"round_inputs\" must be an object (dtype -> \"tf32\")");
+    for (const auto& [key, value] : it->items()) {
+      auto d = float_dtype_named(Json(key), "a \"round_inputs\" key");
+      if (auto* why = std::get_if<std::string>(&d)) return *why;
+      const auto r = value.is_string() ? input_rounding_from_name(value.get<std::string>()) : std::nullopt;
+      if (!r) {
+        return "\"round_inputs\"." + printable(key) + " must be \"tf32\" or \"none\", got " +
+               printable(value.dump(), 120);
+      }
+      c.round_inputs.emplace_back(std::get<DType>(d), *r);
+    }
+  }
+  return std::nullopt;
+}
+
 std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation) {
   if (!j.is_object()) return std::string("the answer is not a JSON object");
   const auto str = [&](const char* key, std::string& out) -> std::optional<std::string> {
@@ -138,6 +181,7 @@ std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::s
   if (notation != "einops" && notation != "numpy") {
     return std::string("\"notation\" must be \"einops\" or \"numpy\", got " + json_quote(printable(notation)));
   }
+  if (auto f = decode_profiles(j, c)) return *f;
   for (const auto& [key, field] : {std::pair{"factoring", &c.factoring}, std::pair{"strided_inputs", &c.strided_inputs}}) {
     const auto it = j.find(key);
     if (it == j.end()) continue;

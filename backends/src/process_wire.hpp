@@ -45,6 +45,11 @@ std::variant<Json, std::string> parse_line(std::string line, std::size_t max_lin
 /// valid hello. `notation` is set when the hello has the key, even when a later key fails.
 std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation);
 
+/// Reads the hello's optional `"accumulate"` (object: float dtype → float dtype) and
+/// `"round_inputs"` (object: float dtype → "tf32" or "none") into `c` (ORACLE §8), or says why they
+/// break PROTOCOL A §1: not an object, an unknown or non-float dtype, an unknown rounding.
+std::optional<std::string> decode_profiles(const Json& j, Capabilities& c);
+
 /// The request line (with its '\n') for case `c` as request `id`; an input k with storages[k] set
 /// is described by its layout (the storage bytes follow instead of the dense values). A VJP case
 /// is `"op":"vjp","of":<forward op>` with the forward fields and one more input, the cotangent,

@@ -35,6 +35,8 @@ at::ScalarType scalar_type(DType d) {
     case DType::f64: return at::kDouble;
     case DType::i32: return at::kInt;
     case DType::i64: return at::kLong;
+    case DType::f16: return at::kHalf;
+    case DType::bf16: return at::kBFloat16;
     case DType::boolean: break;
   }
   return at::kBool;
@@ -47,6 +49,8 @@ std::optional<DType> dtype_of(at::ScalarType s) {
     case at::kInt: return DType::i32;
     case at::kLong: return DType::i64;
     case at::kBool: return DType::boolean;
+    case at::kHalf: return DType::f16;
+    case at::kBFloat16: return DType::bf16;
     default: return std::nullopt;
   }
 }
@@ -136,6 +140,13 @@ class TorchBackend final : public Backend {
                                     (path == TorchPath::automatic ? "" : ", explicit contraction path") +
                                     (minmax == TorchMinMax::max_dim ? ", min/max through max(dim)/min(dim)" : ""))) {
     caps_.strided_inputs = true;
+    // f16 and bf16 in the default profile (accumulate in the dtype). Measured on 1.13 CPU: sums and
+    // means hold partial sums in f32, but bf16 matrix products (einsum through bmm) hold them in bf16
+    // (300 ones dot 300 ones = 256), and einsum rounds each intermediate (a factored sum, a pairwise
+    // contraction's result) to the dtype, so no wider accumulator holds for every op
+    // (declared_profiles_test.cpp). f16 matrix products raise on CPU: unsupported.
+    caps_.dtypes.push_back(DType::f16);
+    caps_.dtypes.push_back(DType::bf16);
     // Autograd's VJPs: amax/amin share the cotangent equally among ties (their backward divides by
     // the tie count); max(dim)/min(dim) route it to the one index they return.
     caps_.vjp = true;
@@ -147,12 +158,20 @@ class TorchBackend final : public Backend {
   BackendResult run(const Case& c) override {
     std::vector<Tensor> keep;
     std::vector<at::Tensor> leaves;
-    const bool vjp = c.is_vjp() && is_float(c.dtype);
+    // Half VJPs are outside the project's scope (f32/f64): no graph; check_case's notDifferentiable
+    // answers them in backward().
+    const bool vjp = c.is_vjp() && is_float(c.dtype) && !is_half(c.dtype);
     Forward f;
     try {
       f = c.op == Op::einsum ? einsum(c, keep, leaves, vjp) : reduce(c, keep, leaves, vjp);
     } catch (const c10::Error& e) {
-      return Rejected{"", "torch: " + torch_message(e)};
+      // libtorch 1.13 on CPU has no kernel for some ops on the 16-bit floats (matrix products and
+      // prod on Half, prod on BFloat16): outside what it implements, never a disagreement.
+      const std::string message = torch_message(e);
+      if (is_half(c.dtype) && message.find("not implemented for '") != std::string::npos) {
+        return Unsupported{"torch: " + message};
+      }
+      return Rejected{"", "torch: " + message};
     }
     if (auto* answer = std::get_if<BackendResult>(&f)) return std::move(*answer);
     at::Tensor& r = std::get<at::Tensor>(f);

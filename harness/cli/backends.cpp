@@ -14,15 +14,43 @@
 namespace einfuzz::cli {
 namespace {
 
-struct Row {
-  std::string name, version, ops, dtypes, reductions, semantics, nan, factoring, strided, status;
-};
-
 std::string join(const std::vector<std::string>& items, const char* sep = ",") {
   std::string s;
   for (const auto& i : items) s += (s.empty() ? "" : sep) + i;
   return s.empty() ? "-" : s;
 }
+
+struct Row {
+  std::string name, version, ops, dtypes, reductions, semantics, nan, factoring, strided, status;
+  /// Per float dtype it runs, the declared profile (ORACLE §8): the accumulator's format, and the
+  /// input rounding where there is one.
+  std::vector<std::pair<std::string, std::string>> accumulate, round_inputs;
+};
+
+/// "f16:f32,bf16:bf16" (the table's spelling of a per-dtype map), "-" when empty.
+std::string join_map(const std::vector<std::pair<std::string, std::string>>& items) {
+  std::vector<std::string> parts;
+  for (const auto& [d, f] : items) parts.push_back(d + ":" + f);
+  return join(parts);
+}
+
+nlohmann::json json_map(const std::vector<std::pair<std::string, std::string>>& items) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [d, f] : items) j[d] = f;
+  return j;
+}
+
+void describe_profiles(const Capabilities& c, Row& r) {
+  for (DType d : c.dtypes) {
+    if (!is_float(d)) continue;
+    const PrecisionProfile p = c.profile(d);
+    r.accumulate.emplace_back(std::string(dtype_name(d)), std::string(dtype_name(p.accumulate)));
+    if (p.round_inputs != InputRounding::none) {
+      r.round_inputs.emplace_back(std::string(dtype_name(d)), std::string(input_rounding_name(p.round_inputs)));
+    }
+  }
+}
+
 
 Row describe(const Backend& b) {
   const Capabilities& c = b.capabilities();
@@ -39,6 +67,7 @@ Row describe(const Backend& b) {
   r.nan = std::string(nan_profile_name(c.nan_profile));
   r.factoring = c.factoring ? "yes" : "no";
   r.strided = c.strided_inputs ? "yes" : "no";
+  describe_profiles(c, r);
   r.status = "ok";
   if (const auto* p = dynamic_cast<const ProcessBackend*>(&b); p && p->start_failure()) {
     r.status = "not started: " + p->start_failure()->evidence;
@@ -62,6 +91,11 @@ Row reference_row() {
   r.nan = "ordered";
   r.factoring = "no";
   r.strided = "no";
+  // The ordered folds run in the element type: the default profile of every float dtype.
+  Capabilities all;
+  all.dtypes.clear();
+  for (const DTypeInfo& row : dtype_table()) all.dtypes.push_back(row.dtype);
+  describe_profiles(all, r);
   r.status = "ok";
   return r;
 }
@@ -79,7 +113,9 @@ Subcommand add_backends(CLI::App& app) {
   cmd->footer(R"(
 Columns: ops, dtypes and reductions it runs; semantics `ordered` (judged bit for bit) or `any-order`
 (judged by the multiset oracle); NaN profile of min/max; factoring (may factor sums out of
-products); strided (accepts the layout extension's strided inputs).)");
+products); strided (accepts the layout extension's strided inputs); accumulate (per float dtype, the
+format partial results are held in, ORACLE §8) and round_inputs (per float dtype, the format einsum
+inputs are rounded to, e.g. tf32; `-`: none).)");
   return {cmd, [specs, json] {
             std::vector<std::string> list;
             for (const std::string& s : *specs) {
@@ -102,16 +138,19 @@ products); strided (accepts the layout extension's strided inputs).)");
                 j.push_back({{"name", r.name}, {"version", r.version}, {"ops", r.ops}, {"dtypes", r.dtypes},
                              {"reductions", r.reductions}, {"semantics", r.semantics}, {"nan_profile", r.nan},
                              {"factoring", r.factoring == "yes"}, {"strided_inputs", r.strided == "yes"},
-                             {"status", r.status}});
+                             {"accumulate", json_map(r.accumulate)},
+                             {"round_inputs", json_map(r.round_inputs)}, {"status", r.status}});
               }
               std::cout << nlohmann::json{{"backends", j}}.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
               return 0;
             }
             const std::vector<std::string> head = {"backend", "ops", "dtypes", "reductions", "semantics",
-                                                   "nan", "factoring", "strided", "version"};
+                                                   "nan", "factoring", "strided", "accumulate",
+                                                   "round_inputs", "version"};
             std::vector<std::vector<std::string>> table = {head};
             for (const Row& r : rows) {
               table.push_back({r.name, r.ops, r.dtypes, r.reductions, r.semantics, r.nan, r.factoring, r.strided,
+                               join_map(r.accumulate), join_map(r.round_inputs),
                                r.status == "ok" ? r.version : r.version + " [" + r.status + "]"});
             }
             std::vector<std::size_t> width(head.size(), 0);

@@ -37,13 +37,17 @@ extern "C" {
 #define EINFUZZ_PLUGIN_EXPORT __attribute__((visibility("default")))
 #endif
 
-/** Element types, as in PROTOCOL A: IEEE binary32/64, two's complement, and one byte 0/1. */
+/** Element types, as in PROTOCOL A: IEEE binary32/64, two's complement, one byte 0/1, and the
+ *  16-bit floats (IEEE binary16; bfloat16, the upper half of a binary32), two bytes little-endian.
+ *  A plugin receives F16/BF16 only when its `dtypes` list "f16"/"bf16" (any ABI version). */
 typedef enum einfuzz_dtype {
   EINFUZZ_F32 = 0,
   EINFUZZ_F64 = 1,
   EINFUZZ_I32 = 2,
   EINFUZZ_I64 = 3,
-  EINFUZZ_BOOL = 4
+  EINFUZZ_BOOL = 4,
+  EINFUZZ_F16 = 5,
+  EINFUZZ_BF16 = 6
 } einfuzz_dtype;
 
 /** What `run` concluded (PROTOCOL A §3: ok / error / unsupported). */
@@ -130,7 +134,7 @@ typedef struct einfuzz_plugin {
   const char* name;                 /**< e.g. "example-c einsum" */
   const char* version;              /**< free text, may be NULL */
   const char* const* ops;           /**< "einsum", "reduce" */
-  const char* const* dtypes;        /**< "f32", "f64", "i32", "i64", "bool" */
+  const char* const* dtypes;        /**< "f32", "f64", "i32", "i64", "bool", "f16", "bf16" */
   const char* const* reductions;    /**< "sum", "mean", "prod", "min", "max", "any", "all" */
   const char* semantics;            /**< "ordered" or "any-order" */
   const char* nan_profile;          /**< "propagate", "ignore" or "ordered" */
