@@ -69,7 +69,7 @@ TEST(ProfileHello, ABadProfileIsAProtocolFaultThatSaysWhy) {
   EXPECT_EQ(why(R"("round_inputs":{"f32":"bf16"})"), "\"round_inputs\".f32 must be \"tf32\" or \"none\", got \"bf16\"");
   EXPECT_EQ(why(R"("round_inputs":{"f32":null})"), "\"round_inputs\".f32 must be \"tf32\" or \"none\", got null");
   // The backend's text is quoted printable.
-  EXPECT_EQ(why(R"("accumulate":{"f\u0001":"f32"})"), "an \"accumulate\" key names the unknown dtype \"f\\x01\"");
+  EXPECT_EQ(why(R"("accumulate":{"f\u0001":"f32"})"), "an \"accumulate\" key names the unknown dtype \"f\\\\x01\"");
 }
 
 /// The half-echo backend (tests/backends/half_echo_backend.py) with `extra` merged into its hello.
