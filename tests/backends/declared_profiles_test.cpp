@@ -260,5 +260,46 @@ TEST_P(DeclaredInputRounding, HoldsAgainstTheLibrary) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, DeclaredInputRounding, ::testing::ValuesIn(kBackends), test_name);
 
+// ---------------------------------------------------------------------------------------------
+// The eigen adapter hands core's 16-bit values to Eigen::half / Eigen::bfloat16 and back bit for
+// bit: a passthrough einsum returns every bit pattern unchanged (NaN payloads, −0, subnormals
+// included); a reduce that reduces nothing does too for the values Eigen's sum (0 + x) keeps: every
+// non-NaN except −0.
+
+template <class T>
+void eigen_keeps_every_bit(DType d) {
+  auto eigen = make_eigen_backend();
+  Tensor all(d, Shape{65536});
+  auto v = all.values<T>();
+  for (std::uint32_t bits = 0; bits < 65536; ++bits) v[bits] = T::from_bits(static_cast<std::uint16_t>(bits));
+  Case e;
+  e.pattern = "i -> i";
+  e.dtype = d;
+  e.inputs.push_back(all);
+  Case r = e;
+  r.op = Op::reduce;
+  r.pattern = "(a b) -> a b";
+  r.reduction = "sum";
+  r.axis_lengths = {{"a", 256}};
+  for (const Case* c : {&e, &r}) {
+    SCOPED_TRACE(std::string(op_name(c->op)) + " '" + c->pattern + "' " + std::string(dtype_name(d)));
+    const BackendResult res = eigen->run(*c);
+    ASSERT_TRUE(std::holds_alternative<Tensor>(res)) << "index " << res.index();
+    const auto out = std::get<Tensor>(res).values<T>();
+    ASSERT_EQ(out.size(), v.size());
+    int wrong = 0;
+    for (std::size_t k = 0; k < out.size(); ++k) {
+      const bool kept_by_sum = !std::isnan(static_cast<float>(v[k])) && v[k].bits() != 0x8000u;
+      if (c->op == Op::reduce && !kept_by_sum) continue;
+      if (out[k].bits() != v[k].bits() && ++wrong <= 5) {
+        ADD_FAILURE() << "bits 0x" << std::hex << v[k].bits() << " came back as 0x" << out[k].bits();
+      }
+    }
+  }
+}
+
+TEST(EigenHalf, TheBoundaryConversionKeepsEveryF16Bit) { eigen_keeps_every_bit<Float16>(DType::f16); }
+TEST(EigenHalf, TheBoundaryConversionKeepsEveryBF16Bit) { eigen_keeps_every_bit<BFloat16>(DType::bf16); }
+
 }  // namespace
 }  // namespace einfuzz

@@ -56,8 +56,10 @@ TEST(EigenXtensorBackends, DeclareTheirCapabilities) {
     EXPECT_EQ(caps.semantics, Semantics::any_order);
     EXPECT_EQ(caps.nan_profile, NanProfile::propagate);
     EXPECT_EQ(caps.reductions.size(), 7u);
-    EXPECT_EQ(caps.dtypes.size(), 5u);
   }
+  // Eigen also evaluates Eigen::half and Eigen::bfloat16; xtensor leaves the 16-bit floats undeclared.
+  EXPECT_EQ(eigen->capabilities().dtypes.size(), 7u);
+  EXPECT_EQ(xtensor->capabilities().dtypes.size(), 5u);
   EXPECT_TRUE(eigen->capabilities().factoring);
   EXPECT_FALSE(xtensor->capabilities().factoring);  // one product per term
   EXPECT_NE(eigen->capabilities().version.find("Eigen 3."), std::string::npos);
