@@ -152,6 +152,15 @@ std::vector<Probe> probes(DType d) {
                  2, dn});
   out.push_back({"batched matrix product of ones",
                  einsum_case("b i j, b j k -> b i k", d, {{{2, 2, n}, ones4}, {{2, n, 2}, ones4}}), dn, dn, 2, dn});
+  // 2^p + 1 − 2^p: the 1 is lost when the partial sum 2^p + 1 is held in the dtype (f16: p = 11).
+  char big[32];
+  std::snprintf(big, sizeof big, "%a", std::ldexp(1.0, dtype_info(d).format->digits));
+  const std::string cancel = std::string(big) + ",1,-" + big;
+  const double cancel_S = 2 * std::ldexp(1.0, dtype_info(d).format->digits) + 1;
+  out.push_back({"cancellation sum along the outer axis",
+                 reduce_case("a b -> b", "sum", d, {3, 2}, std::string(big) + "," + big + ",1,1,-" + big + ",-" + big), 1,
+                 cancel_S, 1, 3});
+  out.push_back({"cancellation dot", einsum_case("i, i ->", d, {{{3}, cancel}, {{3}, "1,1,1"}}), 1, cancel_S, 2, 3});
   // (1 + u)² = 1 + 2u + u²: one rounding from a wide accumulator gives 1 + 2u; summing each operand
   // first in the dtype (a factored path that keeps its intermediates in the dtype) gives 1·1 = 1.
   const double exact = 1 + 2 * u + u * u;
