@@ -22,7 +22,7 @@ namespace einfuzz::reference::detail {
 template <class T>
 class TermTruth {
  public:
-  TermTruth(const FormatConstants& fc, int k);
+  TermTruth(const FormatConstants& fc, int k, ExactPath path = ExactPath::fixed);
 
   /// The truth of one element from its terms (row-major global indices, possibly none) and ŝ*
   /// (its exact value rounded once; NaN / ±Inf for the special classes, +0 when K = 0).
@@ -35,11 +35,19 @@ class TermTruth {
     Dyadic gamma_exact;      ///< the same double as an exact dyadic (when bounded)
     Dyadic underflow_scale;  ///< (k−1)·(1+u)^N'·η (upper bound), 0 when k = 1
     OverflowCertificate sum_certificate;
+    Decomposed gamma_parts{0, 0};      ///< gamma_exact as an odd mantissa and exponent (0: zero or unbounded)
+    Decomposed underflow_parts{0, 0};  ///< underflow_scale likewise (0 when k = 1)
   };
   KConstants& constants(std::int64_t K);
 
+  /// The one-term element without GMP (exact_fixed.hpp): the fast path of ExactPath::fixed.
+  /// `term` is the finite term (m = 0: none), `grow` its Π max(1,|x|) (m = 0: K = 0); `rounded`
+  /// gets ŝ* for the finite class.
+  void compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t, T& rounded);
+
   FormatConstants fc_;
   int k_;
+  ExactPath path_;
   Dyadic underflow_floor_;  ///< 2^emin·(1+u)^k exactly
   OverflowCertificate product_certificate_;
   std::map<std::int64_t, KConstants> by_k_;

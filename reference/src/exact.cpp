@@ -4,8 +4,11 @@
 #include "einfuzz/core/half.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace einfuzz::reference {
 
@@ -46,6 +49,7 @@ int compare(const Dyadic& a, const Dyadic& b) {
   return d.sign();
 }
 
+
 template <class T>
 T round_binary(u128 magnitude, long exponent, bool negative, Rounding mode) {
   using L = std::numeric_limits<T>;
@@ -85,7 +89,9 @@ T round_binary(u128 magnitude, long exponent, bool negative, Rounding mode) {
     if constexpr (is_half_type_v<T>) {
       result = static_cast<T>(std::ldexp(static_cast<float>(q), static_cast<int>(quantum)));
     } else {
-      result = std::ldexp(static_cast<T>(q), static_cast<int>(quantum));
+      // The product is the representable rounded value, and 2^quantum lies in T's range (quantum
+      // >= the subnormal quantum; no overflow, so top <= max_top): exact, without a libm call.
+      result = static_cast<T>(q) * exact_pow2<T>(static_cast<int>(quantum));
     }
   }
   return negative ? -result : result;

@@ -31,6 +31,10 @@ class OverflowCertificate {
     growth_hi_ = n == 0 ? 1.0 : one_plus_u_pow_up(n, fc.u);
     // (1+u)^n >= 1 + n·u (Bernoulli); one step down from the rounded sum is below it.
     growth_lo_ = n == 0 ? 1.0 : next_down(1.0 + static_cast<double>(n) * fc.u);
+    // next_up(p) < Ω iff p < next_down(Ω); next_down(q) >= Ω iff q >= next_up(Ω): the same tests as
+    // mul_up / mul_down against Ω, without a libm call per element.
+    up_limit_ = next_down(omega_double_);
+    down_limit_ = next_up(omega_double_);
   }
 
   bool below_omega(const Dyadic& x) {
@@ -38,11 +42,17 @@ class OverflowCertificate {
     return below_omega(x, x.round<double>(Rounding::up), x.round<double>(Rounding::down));
   }
 
+  /// The decision from x rounded up and down to doubles alone, when they suffice (no Dyadic).
+  std::optional<bool> decide(double x_up, double x_down) const {
+    if (x_up * growth_hi_ < up_limit_) return true;      // mul_up(x_up, growth_hi_) < Ω
+    if (x_down * growth_lo_ >= down_limit_) return false;  // mul_down(x_down, growth_lo_) >= Ω
+    if (n_ > kExactLimit) return false;
+    return std::nullopt;
+  }
+
   /// The same, with x rounded up and down to doubles already (`x_up` may be +inf).
   bool below_omega(const Dyadic& x, double x_up, double x_down) {
-    if (mul_up(x_up, growth_hi_) < omega_double_) return true;
-    if (mul_down(x_down, growth_lo_) >= omega_double_) return false;
-    if (n_ > kExactLimit) return false;
+    if (const std::optional<bool> quick = decide(x_up, x_down)) return *quick;
     if (!growth_) growth_ = one_plus_u_pow_exact(digits_, n_);
     return compare(x * *growth_, omega_) < 0;
   }
@@ -53,6 +63,7 @@ class OverflowCertificate {
   Dyadic omega_;
   double omega_double_;
   double growth_hi_ = 1, growth_lo_ = 1;
+  double up_limit_ = 0, down_limit_ = 0;
   std::optional<Dyadic> growth_;
 };
 

@@ -1,9 +1,13 @@
 // The multiset oracle for einsum: exact term sums, enclosures and special classes (ORACLE.md §1–§3).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
+#include <optional>
+#include <type_traits>
 
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
@@ -59,6 +63,61 @@ Dyadic sum_of(const Dyadic& a, const Dyadic& b) {
   return Dyadic(std::move(m), low.exponent());
 }
 
+/// m·2^e truncated to U's precision, with what rounding in any direction needs.
+template <class U>
+struct Truncated {
+  U down = 0;          ///< the value rounded toward zero (a normal U)
+  bool half = false;   ///< the first dropped bit
+  bool sticky = false; ///< any later dropped bit
+  bool odd = false;    ///< the last kept bit
+  bool inexact() const noexcept { return half || sticky; }
+  /// The next U above `down` (+inf above the largest: the IEEE overflow of up and nearest).
+  U successor() const noexcept {
+    using Bits = std::conditional_t<sizeof(U) == 8, std::uint64_t, std::uint32_t>;
+    return std::bit_cast<U>(static_cast<Bits>(std::bit_cast<Bits>(down) + 1));
+  }
+};
+
+/// m·2^e (0 < m < 2^128) truncated to U when it lies in U's normal range (else false).
+template <class U>
+bool truncate_normal(u128 m, long e, Truncated<U>& out) {
+  using L = std::numeric_limits<U>;
+  constexpr int p = L::digits;
+  const int bits = bit_length(m);
+  const long top = bits - 1 + e;
+  if (top < L::min_exponent - 1 || top > L::max_exponent - 1) return false;
+  std::uint64_t q = static_cast<std::uint64_t>(m);
+  out.half = out.sticky = false;
+  if (bits > p) {
+    const int drop = bits - p;
+    q = static_cast<std::uint64_t>(m >> drop);
+    out.half = ((m >> (drop - 1)) & 1) != 0;
+    out.sticky = drop > 1 && (m & ((u128(1) << (drop - 1)) - 1)) != 0;
+    e += drop;
+  }
+  out.odd = (q & 1) != 0;
+  out.down = static_cast<U>(q) * exact_pow2<U>(static_cast<int>(e));  // q < 2^p, normal: exact
+  return true;
+}
+
+/// m·2^e (m >= 0) rounded down and up to doubles, with one rounding: up is down when that is
+/// exact, else its successor (+inf past the largest double, the smallest subnormal above 0).
+void round_down_up(u128 m, long e, double& down, double& up) {
+  down = round_binary<double>(m, e, false, Rounding::down);
+  if (m == 0) {
+    up = 0;
+    return;
+  }
+  const int zeros = m & 1 ? 0 : static_cast<std::uint64_t>(m) ? __builtin_ctzll(static_cast<std::uint64_t>(m))
+                                                              : 64 + __builtin_ctzll(static_cast<std::uint64_t>(m >> 64));
+  bool exact = false;
+  if (down != 0 && std::isfinite(down) && bit_length(m) - zeros <= 53) {
+    const detail::Decomposed d = detail::decompose(down);
+    exact = d.mantissa == static_cast<std::uint64_t>(m >> zeros) && d.exponent == e + zeros;
+  }
+  up = exact ? down : std::bit_cast<double>(std::bit_cast<std::uint64_t>(down) + 1);
+}
+
 }  // namespace
 
 double gamma_up(std::int64_t n, double u) {
@@ -76,8 +135,8 @@ double one_plus_u_pow_up(std::int64_t n, double u) {
 namespace detail {
 
 template <class T>
-TermTruth<T>::TermTruth(const FormatConstants& fc, int k)
-    : fc_(fc), k_(k), underflow_floor_(1, fc.min_exponent), product_certificate_(std::max(k - 1, 0), fc) {
+TermTruth<T>::TermTruth(const FormatConstants& fc, int k, ExactPath path)
+    : fc_(fc), k_(k), path_(path), underflow_floor_(1, fc.min_exponent), product_certificate_(std::max(k - 1, 0), fc) {
   // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly.
   const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
   for (int i = 0; i < k; ++i) underflow_floor_ = underflow_floor_ * one_plus_u;
@@ -95,9 +154,16 @@ typename TermTruth<T>::KConstants& TermTruth<T>::constants(std::int64_t K) {
     Dyadic underflow_scale = k_ >= 2 ? Dyadic::of(mul_up(static_cast<double>(k_ - 1), growth)) * Dyadic(1, fc_.eta_exponent)
                                      : Dyadic();
     const double gamma = gamma_up(N1, fc_.u);
-    it = by_k_.emplace(K, KConstants{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
-                                     OverflowCertificate(N1, fc_)})
-             .first;
+    KConstants kc{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
+                  OverflowCertificate(N1, fc_)};
+    // The same two constants as (odd mantissa, exponent) for the fixed-width path.
+    if (std::isfinite(gamma) && gamma > 0) kc.gamma_parts = decompose(gamma);
+    const double scale = mul_up(static_cast<double>(k_ - 1), growth);
+    if (k_ >= 2 && std::isfinite(scale)) {
+      kc.underflow_parts = decompose(scale);
+      kc.underflow_parts.exponent += fc_.eta_exponent;
+    }
+    it = by_k_.emplace(K, std::move(kc)).first;
   }
   last_k_ = K;
   last_ = &it->second;
@@ -119,8 +185,13 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
   std::vector<ExactTerm>& grow_terms = grow_terms_;
   finite_terms.clear();
   grow_terms.clear();
-  ExactAccumulator wide_sum, wide_abs_sum, wide_magnitude;  // the rare > 127-bit products
-  Dyadic wide_max_grow;                   // max_j P_j over the > 127-bit ones
+  // The rare > 127-bit products, only constructed when one occurs (four GMP integers otherwise
+  // initialised and cleared per element).
+  struct Wide {
+    ExactAccumulator sum, abs_sum, magnitude;
+    Dyadic max_grow;  // max_j P_j over the > 127-bit ones
+  };
+  std::unique_ptr<Wide> wide;  // a pointer: an empty optional<Wide> still costs a 128-byte clear
   ExactTerm max_grow{0, 0};               // max_j P_j over the others (m = 0: none yet)
   bool any_wide = false;
   bool pos_inf = false, neg_inf = false, nan_term = false;
@@ -141,13 +212,14 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     // Every term contributes Π max(1,|x|) over its finite factors to M (§3), zero or not.
     if (grow.wide) {
       any_wide = true;
+      if (!wide) wide = std::make_unique<Wide>();
       Dyadic exact_grow(1, 0);
       for (int m = 0; m < k; ++m) {
         const T x = at(m);
         if (std::isfinite(x) && std::fabs(x) > T(1)) exact_grow = exact_grow * Dyadic::of(std::fabs(x));
       }
-      wide_magnitude.add(exact_grow);
-      if (compare(exact_grow, wide_max_grow) > 0) wide_max_grow = exact_grow;
+      wide->magnitude.add(exact_grow);
+      if (compare(exact_grow, wide->max_grow) > 0) wide->max_grow = exact_grow;
     } else {
       grow_terms.push_back(grow);
       if (max_grow.m == 0 || term_less(max_grow, grow)) max_grow = grow;
@@ -169,10 +241,11 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     } else if (!has_zero) {
       if (product.wide) {
         any_wide = true;
+        if (!wide) wide = std::make_unique<Wide>();
         Dyadic exact_product(1, 0);  // Dyadic::of keeps each factor's sign
         for (int m = 0; m < k; ++m) exact_product = exact_product * Dyadic::of(at(m));
-        wide_sum.add(exact_product);
-        wide_abs_sum.add(exact_product.abs());
+        wide->sum.add(exact_product);
+        wide->abs_sum.add(exact_product.abs());
       } else {
         product.negative = negative;
         finite_terms.push_back(product);
@@ -189,19 +262,18 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     base = lo;
     bits = hi - lo + 128;
   };
-  const bool single = finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide;
-  Dyadic abs_exact, magnitude_exact;  // S(o) and M(o), exact
-  double magnitude_down = 0;          // M(o) rounded down (t.magnitude: up)
-  if (single) {
-    // One term at most (passthrough, diagonals, outer products): no accumulator, no GMP rounding.
-    const ExactTerm term = finite_terms.empty() ? ExactTerm{0, 0} : finite_terms.front();
-    const ExactTerm grow = grow_terms.empty() ? ExactTerm{0, 0} : grow_terms.front();
-    t.exact = Dyadic::of_u128(term.m, term.e, term.negative);
-    abs_exact = Dyadic::of_u128(term.m, term.e, false);
-    magnitude_exact = Dyadic::of_u128(grow.m, grow.e, false);
-    t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
-    t.magnitude = round_binary<double>(grow.m, grow.e, false, Rounding::up);
-    magnitude_down = round_binary<double>(grow.m, grow.e, false, Rounding::down);
+  t.mixed_inf = pos_inf && neg_inf;
+  t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
+                  : pos_inf                 ? ValueClass::pos_inf
+                  : neg_inf                 ? ValueClass::neg_inf
+                                            : ValueClass::finite;
+  bool single = false;  // ŝ* already rounded
+  if (path_ == ExactPath::fixed && finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide) {
+    // One term at most (passthrough, diagonals, outer products, most VJP elements): no GMP.
+    const ExactTerm none{0, 0};
+    compute_single(finite_terms.empty() ? none : finite_terms.front(), grow_terms.empty() ? none : grow_terms.front(),
+                   c, t, r);
+    single = true;
   } else {
     long base = 0, bits = 0;
     window(finite_terms, base, bits);
@@ -216,53 +288,106 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     ExactAccumulator sum, abs_sum, magnitude;
     sum.add(pos);
     sum.add(-neg);
-    sum.add(wide_sum.value());
+    if (wide) sum.add(wide->sum.value());
     abs_sum.add(pos);
     abs_sum.add(neg);
-    abs_sum.add(wide_abs_sum.value());
+    if (wide) abs_sum.add(wide->abs_sum.value());
     magnitude.add(grow_sum_.value());
-    magnitude.add(wide_magnitude.value());
+    if (wide) magnitude.add(wide->magnitude.value());
     t.exact = sum.value();
-    abs_exact = abs_sum.value();
-    magnitude_exact = magnitude.value();
+    const Dyadic abs_exact = abs_sum.value();  // S(o), exact
+    const Dyadic magnitude_exact = magnitude.value();  // M(o), exact
     t.abs_sum = abs_exact.round<double>(Rounding::up);
     t.magnitude = magnitude_exact.round<double>(Rounding::up);
-    magnitude_down = magnitude_exact.round<double>(Rounding::down);
-  }
-  t.mixed_inf = pos_inf && neg_inf;
-  t.value_class = (nan_term || t.mixed_inf) ? ValueClass::nan
-                  : pos_inf                 ? ValueClass::pos_inf
-                  : neg_inf                 ? ValueClass::neg_inf
-                                            : ValueClass::finite;
-  // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
-  // (every term the product of its own factors, then summed) even when M >= Ω.
-  t.no_overflow = magnitude_exact.is_zero() || c.sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
-  if (t.no_overflow) {
-    t.no_overflow_nonfactoring = true;
-  } else {
-    const Dyadic max_p = max_grow.m == 0 ? wide_max_grow
-                                         : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
-                                                    [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
-    t.no_overflow_nonfactoring = product_certificate_.below_omega(max_p) && c.sum_certificate.below_omega(abs_exact);
-  }
-  // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
-  // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
-  t.bounded = !std::isinf(gamma);
-  if (t.bounded && gamma == 0) {  // the passthrough: exact
-    t.bound = 0;
-  } else if (t.bounded) {
-    t.scaled_bound = c.gamma_exact * abs_exact;
-    if (k >= 2) t.scaled_bound = sum_of(t.scaled_bound, c.underflow_scale * magnitude_exact);
-    t.bound = t.scaled_bound.round<double>(Rounding::up);
-  } else {
-    t.bound = std::numeric_limits<double>::infinity();
+    const double magnitude_down = magnitude_exact.round<double>(Rounding::down);
+    // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
+    // (every term the product of its own factors, then summed) even when M >= Ω.
+    t.no_overflow =
+        magnitude_exact.is_zero() || c.sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
+    if (t.no_overflow) {
+      t.no_overflow_nonfactoring = true;
+    } else {
+      const Dyadic wide_max_grow = wide ? wide->max_grow : Dyadic();
+      const Dyadic max_p = max_grow.m == 0 ? wide_max_grow
+                                           : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
+                                                      [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
+      t.no_overflow_nonfactoring = product_certificate_.below_omega(max_p) && c.sum_certificate.below_omega(abs_exact);
+    }
+    // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
+    // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
+    t.bounded = !std::isinf(gamma);
+    if (t.bounded && gamma == 0) {  // the passthrough: exact
+      t.bound = 0;
+    } else if (t.bounded) {
+      Dyadic bound = c.gamma_exact * abs_exact;
+      if (k >= 2) bound = sum_of(bound, c.underflow_scale * magnitude_exact);
+      t.scaled_bound = std::move(bound);
+      t.bound = t.scaled_bound.round<double>(Rounding::up);
+    } else {
+      t.bound = std::numeric_limits<double>::infinity();
+    }
   }
 
   switch (t.value_class) {
     case ValueClass::nan: r = std::numeric_limits<T>::quiet_NaN(); break;
     case ValueClass::pos_inf: r = std::numeric_limits<T>::infinity(); break;
     case ValueClass::neg_inf: r = -std::numeric_limits<T>::infinity(); break;
-    case ValueClass::finite: r = t.exact.round<T>(Rounding::nearest_even); break;
+    case ValueClass::finite:
+      if (!single) r = t.exact.round<T>(Rounding::nearest_even);
+      break;
+  }
+}
+
+template <class T>
+void TermTruth<T>::compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t,
+                                  T& rounded) {
+  // The general path's values from the same formulas, with S = |term| and M = grow exact in
+  // (at most) 127 bits and the bound's two products in 192 (exact_fixed.hpp).
+  t.exact.set_fixed({FixedDyadic{U192::of(term.m), term.e}}, term.negative);
+  // S rounded up and ŝ* (the same term rounded to nearest) from one truncation each where the
+  // values are normal; round_binary elsewhere. Correct rounding is unique: the same results.
+  Truncated<double> s;
+  if (term.m != 0 && truncate_normal(term.m, term.e, s)) {
+    t.abs_sum = s.inexact() ? s.successor() : s.down;
+  } else {
+    t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
+  }
+  Truncated<T> v;
+  if (term.m != 0 && truncate_normal(term.m, term.e, v)) {
+    const T magnitude = v.half && (v.sticky || v.odd) ? v.successor() : v.down;
+    rounded = term.negative ? -magnitude : magnitude;
+  } else {
+    rounded = round_binary<T>(term.m, term.e, term.negative, Rounding::nearest_even);
+  }
+  double magnitude_down = 0;
+  Truncated<double> g;
+  if (grow.m != 0 && truncate_normal(grow.m, grow.e, g)) {
+    magnitude_down = g.down;
+    t.magnitude = g.inexact() ? g.successor() : g.down;
+  } else {
+    round_down_up(grow.m, grow.e, magnitude_down, t.magnitude);
+  }
+  if (grow.m == 0) {
+    t.no_overflow = true;
+  } else if (const std::optional<bool> quick = c.sum_certificate.decide(t.magnitude, magnitude_down)) {
+    t.no_overflow = *quick;
+  } else {
+    t.no_overflow = c.sum_certificate.below_omega(Dyadic::of_u128(grow.m, grow.e, false), t.magnitude, magnitude_down);
+  }
+  // One term: max_j P_j is its grow, S its magnitude.
+  t.no_overflow_nonfactoring = t.no_overflow || (product_certificate_.below_omega(Dyadic::of_u128(grow.m, grow.e, false)) &&
+                                                 c.sum_certificate.below_omega(Dyadic::of_u128(term.m, term.e, false)));
+  t.bounded = !std::isinf(c.gamma);
+  if (t.bounded && c.gamma == 0) {  // the passthrough: exact
+    t.bound = 0;
+  } else if (t.bounded) {
+    const FixedDyadic high{U192::product(c.gamma_parts.mantissa, term.m), c.gamma_parts.exponent + term.e};
+    FixedDyadic low;
+    if (k_ >= 2) low = {U192::product(c.underflow_parts.mantissa, grow.m), c.underflow_parts.exponent + grow.e};
+    t.scaled_bound.set_fixed({high, low}, false);
+    t.bound = t.scaled_bound.round<double>(Rounding::up);
+  } else {
+    t.bound = std::numeric_limits<double>::infinity();
   }
 }
 
@@ -274,13 +399,13 @@ template class TermTruth<double>;
 namespace {
 
 template <class T>
-MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) {
+MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs, ExactPath path) {
   const Shape gshape = detail::global_shape(e);
   const auto broadcast = detail::broadcast_operands<T>(e, inputs);
   const int k = static_cast<int>(e.operands.size());
   std::vector<const T*> factors;
   for (const auto& b : broadcast) factors.push_back(b.data());
-  detail::TermTruth<T> truth(format_constants<T>(), k);
+  detail::TermTruth<T> truth(format_constants<T>(), k, path);
 
   MultisetEinsum out;
   out.rounded = Tensor(dtype_of_v<T>, e.output_shape);
@@ -298,10 +423,14 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs) 
 
 }  // namespace
 
-MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
-  if (inputs.front().dtype() == DType::f32) return multiset<float>(einsum, inputs);
-  if (inputs.front().dtype() == DType::f64) return multiset<double>(einsum, inputs);
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path) {
+  if (inputs.front().dtype() == DType::f32) return multiset<float>(einsum, inputs, path);
+  if (inputs.front().dtype() == DType::f64) return multiset<double>(einsum, inputs, path);
   harness_bug("multiset_einsum called on a non-float einsum");
+}
+
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
+  return multiset_einsum(einsum, inputs, ExactPath::fixed);
 }
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,

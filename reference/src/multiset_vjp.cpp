@@ -49,7 +49,7 @@ GlobalReads global_reads(const CheckedEinsum& e) {
 }
 
 template <class T>
-MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g) {
+MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, ExactPath path) {
   const GlobalReads reads = global_reads(e);
   // Every operand and the cotangent spread over G: g takes x_m's place as one more factor.
   std::vector<std::vector<T>> broadcast(e.operands.size());
@@ -63,7 +63,7 @@ MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs,
   spread.reserve(reads.output.size());
   for (const std::int64_t o : reads.output) spread.push_back(gv[static_cast<std::size_t>(o)]);
   const std::size_t k = e.operands.size();
-  detail::TermTruth<T> truth(format_constants<T>(), static_cast<int>(k));
+  detail::TermTruth<T> truth(format_constants<T>(), static_cast<int>(k), path);
 
   MultisetVjp out;
   out.einsum = true;
@@ -92,10 +92,12 @@ MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs,
     MultisetEinsum& cot = out.inputs.emplace_back();
     cot.rounded = Tensor(dtype_of_v<T>, inputs[m].shape());
     auto rounded = cot.rounded.values<T>();
-    cot.elements.resize(size);
+    // Each truth constructed right where it is computed: a resize first would write the whole
+    // vector twice, the first pass to memory not yet in cache.
+    cot.elements.reserve(size);
     for (std::size_t p = 0; p < size; ++p) {
       const std::span<const std::int64_t> reaching(terms.data() + offsets[p], static_cast<std::size_t>(offsets[p + 1] - offsets[p]));
-      truth.compute(reaching, factors, cot.elements[p], rounded[p]);
+      truth.compute(reaching, factors, cot.elements.emplace_back(), rounded[p]);
     }
   }
   return out;
@@ -103,7 +105,8 @@ MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs,
 
 }  // namespace
 
-MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g) {
+MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g,
+                                ExactPath path) {
   if (inputs.size() != einsum.operands.size()) harness_bug("multiset_vjp_einsum: operand count");
   for (std::size_t m = 0; m < inputs.size(); ++m) {
     if (inputs[m].shape() != einsum.operands[m].shape || inputs[m].dtype() != g.dtype()) {
@@ -111,8 +114,8 @@ MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Ten
     }
   }
   if (g.shape() != einsum.output_shape) harness_bug("multiset_vjp_einsum: the cotangent's shape");
-  if (g.dtype() == DType::f32) return einsum_truth<float>(einsum, inputs, g);
-  if (g.dtype() == DType::f64) return einsum_truth<double>(einsum, inputs, g);
+  if (g.dtype() == DType::f32) return einsum_truth<float>(einsum, inputs, g, path);
+  if (g.dtype() == DType::f64) return einsum_truth<double>(einsum, inputs, g, path);
   harness_bug("multiset_vjp_einsum called on a non-float einsum");
 }
 

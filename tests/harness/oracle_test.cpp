@@ -142,8 +142,9 @@ void expect_exact(const Case& c) {
     exact_sum(abs_sum.get(), abs_terms, term_bits);
     exact_sum(magnitude.get(), grows, term_bits);
     // ElementTruth::exact is the same number as the MPFR sum.
-    Mp dyadic(std::max<mpfr_prec_t>(2, static_cast<mpfr_prec_t>(mpz_sizeinbase(t.exact.mantissa().get_mpz_t(), 2))));
-    ASSERT_EQ(mpfr_set_z_2exp(dyadic.get(), t.exact.mantissa().get_mpz_t(), t.exact.exponent(), MPFR_RNDN), 0);
+    const reference::Dyadic exact = t.exact;  // either representation (exact_fixed.hpp)
+    Mp dyadic(std::max<mpfr_prec_t>(2, static_cast<mpfr_prec_t>(mpz_sizeinbase(exact.mantissa().get_mpz_t(), 2))));
+    ASSERT_EQ(mpfr_set_z_2exp(dyadic.get(), exact.mantissa().get_mpz_t(), exact.exponent(), MPFR_RNDN), 0);
     EXPECT_TRUE(mpfr_equal_p(dyadic.get(), sum.get())) << where;
     // ŝ*: rounded once to T; the bounds' inputs rounded up to double.
     const T expected = cls == ValueClass::nan       ? L::quiet_NaN()

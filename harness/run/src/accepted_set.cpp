@@ -67,8 +67,8 @@ AcceptedSet accepted_element(const ElementTruth& t, const AnyOrderJudgeOptions& 
   }
   if (t.bounded) {
     a.finite = AcceptedSet::Finite::interval;
-    a.low = t.exact - t.scaled_bound;
-    a.high = t.exact + t.scaled_bound;
+    a.low = t.exact.dyadic() - t.scaled_bound.dyadic();
+    a.high = t.exact.dyadic() + t.scaled_bound.dyadic();
     a.why = "finite: |r - s| <= B (ORACLE.md section 2)";
   } else {
     a.finite = AcceptedSet::Finite::any;

@@ -94,7 +94,7 @@ using reference::ValueClass;
 
 struct ElementJudgement {
   VerdictKind kind;
-  std::string reason;
+  const char* reason = "";  ///< a literal: no string built per judged element
   int error_bin = -1;  ///< the kErrorBins bin of |r - s| / B, when the element had a finite bound
 };
 
@@ -134,7 +134,29 @@ int error_bin(const Dyadic& d, const Dyadic& bound) {
 /// |r·divisor − exact|: the distance of a finite result from s(o), scaled by mean's n.
 template <class T>
 Dyadic distance(const ElementTruth& t, T r) {
-  return (Dyadic::of(r) * Dyadic(t.divisor, 0) - t.exact).abs();
+  return (Dyadic::of(r) * Dyadic(t.divisor, 0) - t.exact.dyadic()).abs();
+}
+
+/// error_bin(distance(t, r), t.scaled_bound) without GMP, for a fixed-width truth (one-term
+/// elements: exact_fixed.hpp), or nullopt where the machine integers cannot decide it. The same
+/// decisions as error_bin, step for step.
+template <class T>
+std::optional<int> fixed_error_bin(const ElementTruth& t, T r) {
+  if (t.divisor != 1 || !t.exact.is_fixed() || !t.scaled_bound.is_fixed()) return std::nullopt;
+  const std::optional<reference::FixedDyadic> d = reference::fixed_distance(t.exact, r);
+  if (!d) return std::nullopt;
+  if (d->is_zero()) return 0;
+  constexpr int over = static_cast<int>(kErrorBins) - 1;
+  if (t.scaled_bound.is_zero()) return over;
+  const std::optional<bool> within = reference::fixed_at_most(*d, t.scaled_bound);
+  if (!within) return std::nullopt;
+  if (!*within) return over;
+  const long k0 = reference::fixed_floor_log2(t.scaled_bound) - (d->top() - 1);
+  const std::optional<bool> shifted = reference::fixed_at_most({d->m, d->e + k0}, t.scaled_bound);
+  if (!shifted) return std::nullopt;
+  const long k = *shifted ? k0 : k0 - 1;
+  if (k >= 20) return 1;
+  return over - 1 - static_cast<int>(k);
 }
 
 template <class T>
@@ -165,11 +187,10 @@ ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOp
     // ±Inf: the Inf terms keep their sign on every path; a failed certificate can add NaN only.
     const T inf = t.value_class == ValueClass::pos_inf ? std::numeric_limits<T>::infinity()
                                                        : -std::numeric_limits<T>::infinity();
-    const std::string sign = inf > 0 ? "+" : "-";
     if (r == inf) return {VerdictKind::pass, ""};
-    if (t.certain()) return {VerdictKind::mismatch_special, sign + "Inf expected"};
+    if (t.certain()) return {VerdictKind::mismatch_special, inf > 0 ? "+Inf expected" : "-Inf expected"};
     if (std::isnan(r)) return {VerdictKind::indeterminate, "special-order-dependent"};
-    return {VerdictKind::mismatch_special, sign + "Inf or NaN expected"};
+    return {VerdictKind::mismatch_special, inf > 0 ? "+Inf or NaN expected" : "-Inf or NaN expected"};
   }
   const bool no_overflow = t.no_overflow_for(o.factoring);
   if (!std::isfinite(r)) {
@@ -183,8 +204,8 @@ ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOp
   // |r·d − exact| <= B·d, exactly (d: mean's n, else 1).
   int bin = -1;
   if (t.bounded) {
-    const Dyadic d = distance(t, r);
-    bin = error_bin(d, t.scaled_bound);
+    const std::optional<int> fast = fixed_error_bin(t, r);
+    bin = fast ? *fast : error_bin(distance(t, r), t.scaled_bound.dyadic());
     if (bin == static_cast<int>(kErrorBins) - 1) return {VerdictKind::mismatch_value, "", bin};
   }
   if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible", bin};
@@ -315,7 +336,7 @@ ElementEvidence any_order_evidence(const Tensor& expected, const ElementTruth* t
     const T ulp = mag == std::numeric_limits<T>::max() ? mag - next_toward(mag, T(0))
                                                        : next_toward(mag, std::numeric_limits<T>::infinity()) - mag;
     e.ulps = ratio(diff, Dyadic::of(ulp) * Dyadic(t->divisor, 0));
-    e.bound_multiples = t->bounded ? ratio(diff, t->scaled_bound) : 0.0;
+    e.bound_multiples = t->bounded ? ratio(diff, t->scaled_bound.dyadic()) : 0.0;
   }
   return e;
 }

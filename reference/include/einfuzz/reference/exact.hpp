@@ -4,7 +4,10 @@
 
 #include <gmpxx.h>
 
+#include <bit>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 namespace einfuzz::reference {
 
@@ -12,6 +15,19 @@ namespace einfuzz::reference {
 enum class Rounding { nearest_even, up, down };
 
 __extension__ using u128 = unsigned __int128;  // GCC/Clang extension, silenced for -Wpedantic
+
+/// 2^e exactly, for e from T's smallest subnormal exponent up to its largest exponent (built from
+/// its bits: ldexp costs a libm call, per element on the oracle's one-term path).
+template <class T>
+T exact_pow2(int e) noexcept {
+  using L = std::numeric_limits<T>;
+  using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
+  constexpr int frac = L::digits - 1;
+  constexpr int bias = L::max_exponent - 1;
+  constexpr int min_normal = L::min_exponent - 1;
+  if (e >= min_normal) return std::bit_cast<T>(static_cast<Bits>(static_cast<Bits>(e + bias) << frac));
+  return std::bit_cast<T>(static_cast<Bits>(Bits{1} << (e - (min_normal - frac))));
+}
 
 /// ±magnitude·2^exponent rounded once to T (float or double) in the given direction, with IEEE
 /// subnormals and overflow (nearest: ±inf past the threshold; directed: ±inf or ±max). 0 → +0.
@@ -65,9 +81,12 @@ class Dyadic {
   double approx() const { return round<double>(Rounding::nearest_even); }
 
  private:
-  mpz_class m_ = 0;
+  mpz_class m_;  // mpz_init: zero without allocating (GMP >= 6.2), so an unused Dyadic is free
   long e_ = 0;
 };
+
+/// Three-way exact comparison (also found for types that convert to Dyadic, e.g. Exact).
+int compare(const Dyadic& a, const Dyadic& b);
 
 /// Exact sum of many dyadics with a common scale, cheaper than repeated `+`.
 class ExactAccumulator {
@@ -76,7 +95,7 @@ class ExactAccumulator {
   Dyadic value() const { return Dyadic(sum_, exp_); }
 
  private:
-  mpz_class sum_ = 0;
+  mpz_class sum_;  // zero, not yet allocated
   long exp_ = 0;
   bool empty_ = true;
 };

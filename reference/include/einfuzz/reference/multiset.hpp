@@ -12,17 +12,19 @@
 #include "einfuzz/core/precision.hpp"
 #include "einfuzz/core/tensor.hpp"
 #include "einfuzz/reference/exact.hpp"
+#include "einfuzz/reference/exact_fixed.hpp"
 
 namespace einfuzz::reference {
 
 /// The order-independent class of an element, from the classes of its terms (ORACLE.md §3).
 enum class ValueClass { finite, nan, pos_inf, neg_inf };
 
-/// Everything the any-order judge needs about one output element of a float einsum.
+/// Everything the any-order judge needs about one output element of a float einsum. (The flags
+/// sit together: a VJP truth holds one per input element, so its size is the oracle's memory.)
 struct ElementTruth {
   ValueClass value_class = ValueClass::finite;  ///< from the term classes (§3)
-  std::int64_t terms = 0;           ///< K: terms of this element (0: empty contraction, value +0)
   int factors = 0;                  ///< k: operands
+  std::int64_t terms = 0;           ///< K: terms of this element (0: empty contraction, value +0)
   bool nan_input = false;           ///< a NaN input reaches a term: NaN on every evaluation path
   bool zero_times_inf = false;      ///< some term multiplies a zero by an infinity
   bool mixed_inf = false;           ///< both +Inf and -Inf terms exist
@@ -34,16 +36,16 @@ struct ElementTruth {
   bool no_overflow_nonfactoring = true;
   /// certificate: finite factors of Inf terms cannot underflow to 0 (prod: no sub-product underflows)
   bool no_inf_underflow = true;
-  Dyadic exact;                     ///< s(o), exact; meaningful when the class is finite
-  std::int64_t divisor = 1;         ///< the exact value is exact / divisor (mean: n), else 1
   bool zero_negative = false;       ///< sign of an exact zero when every order agrees on it (prod)
+  bool bounded = true;              ///< false when γ_N' is unbounded (N'·u >= 1): no enclosure
+  Exact exact;                      ///< s(o), exact; meaningful when the class is finite
+  std::int64_t divisor = 1;         ///< the exact value is exact / divisor (mean: n), else 1
   double abs_sum = 0;               ///< S(o) = Σ|t_j| rounded up
   double magnitude = 0;             ///< M(o) = Σ Π max(1,|x|) rounded up
   /// B(o)·divisor as an exact dyadic upper bound of the formula (γ_N' and (1+u)^N' bounded above,
   /// S, M and η exact: a zero sum has a zero bound, f64's η = 2^-1075 is not rounded to a double).
   /// The judge compares |r·divisor − exact| with it exactly. Meaningful when `bounded`.
-  Dyadic scaled_bound;
-  bool bounded = true;              ///< false when γ_N' is unbounded (N'·u >= 1): no enclosure
+  ExactBound scaled_bound;
   double bound = 0;                 ///< B(o) rounded up to a double, for reports (+inf when unbounded)
 
   /// The no-overflow certificate that applies to a backend that does (not) factor (§2).
@@ -68,6 +70,14 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 /// u, η, Ω, input rounding, the final conversion); the default profile gives the two-argument result.
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
                                const PrecisionProfile& profile);
+
+/// Which exact arithmetic the per-element truth uses. `fixed` (the two-argument default) computes
+/// one-term elements in machine integers (exact_fixed.hpp) and everything else in GMP; `general`
+/// always uses the GMP accumulators. Both give the same values; `general` exists so tests can show it.
+enum class ExactPath { fixed, general };
+
+/// The two-argument multiset_einsum with the exact arithmetic chosen.
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path);
 
 /// What any correct min/max must return for one fibre, per NaN profile (ORACLE.md §4–§5).
 struct ExtremeTruth {

@@ -49,7 +49,8 @@ struct MultisetVjp {
 };
 
 /// The multiset VJP truth of a checked float einsum with cotangent `g` (the output's shape).
-MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g);
+MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g,
+                                ExactPath path = ExactPath::fixed);
 
 /// The multiset VJP truth of a checked float reduce of a differentiable kind with cotangent `g`.
 MultisetVjp multiset_vjp_reduce(const CheckedReduce& reduce, const Tensor& input, const Tensor& g);

@@ -1,0 +1,275 @@
+// The oracle's machine-integer fast path (exact_fixed.hpp, ExactPath::fixed) against the GMP path
+// it replaces: the same truths, field for field, and the same verdicts on the same results, on
+// random one-term and few-term elements with edge values; and its 192-bit arithmetic against GMP.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "einfuzz/harness/judge.hpp"
+#include "einfuzz/harness/judge_vjp.hpp"
+#include "einfuzz/reference/exact_fixed.hpp"
+#include "einfuzz/reference/multiset.hpp"
+#include "einfuzz/reference/multiset_vjp.hpp"
+#include "harness/oracle_support.hpp"
+
+namespace einfuzz {
+namespace {
+
+using namespace oracle_test;
+using reference::Dyadic;
+using reference::ExactPath;
+using reference::FixedDyadic;
+using reference::Rounding;
+using reference::U192;
+
+/// Patterns whose elements have one term (K = 1: products, outer products, diagonals, passthroughs)
+/// or a few, so both branches of the fixed path and the general one meet.
+struct Pattern {
+  const char* text;
+  std::vector<Shape> shapes;
+};
+const std::vector<Pattern>& patterns() {
+  static const std::vector<Pattern> all = {
+      {"i, i -> i", {{5}, {5}}},          {"i, j -> i j", {{3}, {4}}},       {"i -> i", {{6}}},
+      {"i i -> i", {{3, 3}}},             {"a, a, a -> a", {{4}, {4}, {4}}}, {"a, a, a, a -> a", {{3}, {3}, {3}, {3}}},
+      {"i, i ->", {{4}, {4}}},            {"a b, b -> a", {{2, 3}, {3}}},    {"i j -> j", {{1, 4}}},
+      {"i, -> i", {{4}, {}}},             {"i, j -> i", {{3}, {0}}},
+  };
+  return all;
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0 || (std::isnan(a) && std::isnan(b));
+}
+
+/// Every field of two truths of one element, exactly (values compared as numbers, doubles bitwise).
+void expect_same_truth(const ElementTruth& f, const ElementTruth& g, const std::string& where) {
+  RC_ASSERT(f.value_class == g.value_class);
+  RC_ASSERT(f.terms == g.terms);
+  RC_ASSERT(f.factors == g.factors);
+  RC_ASSERT(f.nan_input == g.nan_input);
+  RC_ASSERT(f.zero_times_inf == g.zero_times_inf);
+  RC_ASSERT(f.mixed_inf == g.mixed_inf);
+  RC_ASSERT(f.no_overflow == g.no_overflow);
+  RC_ASSERT(f.no_overflow_nonfactoring == g.no_overflow_nonfactoring);
+  RC_ASSERT(f.no_inf_underflow == g.no_inf_underflow);
+  RC_ASSERT(f.divisor == g.divisor);
+  RC_ASSERT(f.zero_negative == g.zero_negative);
+  RC_ASSERT(f.bounded == g.bounded);
+  if (compare(f.exact, g.exact) != 0) RC_FAIL(where + ": exact " + dyadic_hex(f.exact) + " vs " + dyadic_hex(g.exact));
+  if (compare(f.scaled_bound, g.scaled_bound) != 0) {
+    RC_FAIL(where + ": bound " + dyadic_hex(f.scaled_bound) + " vs " + dyadic_hex(g.scaled_bound));
+  }
+  RC_ASSERT(same_bits(f.abs_sum, g.abs_sum));
+  RC_ASSERT(same_bits(f.magnitude, g.magnitude));
+  RC_ASSERT(same_bits(f.bound, g.bound));
+}
+
+void expect_same_verdict(const Verdict& a, const Verdict& b, const std::string& where) {
+  if (a.label() != b.label() || a.detail != b.detail || a.differing != b.differing ||
+      a.indeterminate != b.indeterminate || a.notes != b.notes || a.error_bins != b.error_bins) {
+    RC_FAIL(where + ": fixed " + test::explain(a) + " | general " + test::explain(b));
+  }
+  RC_ASSERT(a.first.has_value() == b.first.has_value());
+  if (!a.first) return;
+  const ElementEvidence &x = *a.first, &y = *b.first;
+  RC_ASSERT(x.flat_index == y.flat_index);
+  RC_ASSERT(x.exact == y.exact);
+  RC_ASSERT(x.bound_text == y.bound_text);
+  RC_ASSERT(x.reachable == y.reachable);
+  RC_ASSERT(same_bits(x.bound, y.bound));
+  RC_ASSERT(same_bits(x.ulps, y.ulps));
+  RC_ASSERT(same_bits(x.bound_multiples, y.bound_multiples));
+}
+
+/// One value: the oracle's edge profiles (subnormals, near Ω, ±0, every binade, NaN / ±Inf), or
+/// ±(1 + 2^-a)·2^e, whose products are a T plus a tiny tail: results whose distance is any small
+/// fraction of the bound, so every error bin is met.
+template <class T>
+T draw(Rng& rng) {
+  if (rng.chance(1, 4)) {
+    const int a = static_cast<int>(rng.between(1, std::numeric_limits<T>::digits - 1));
+    const T v = std::ldexp(T(1) + std::ldexp(T(1), -a), static_cast<int>(rng.between(-4, 4)));
+    return rng.chance(1, 2) ? v : -v;
+  }
+  return draw_value<T>(rng, kProfiles[1 + rng.below(std::size(kProfiles) - 1)]);
+}
+
+/// Results to judge near ŝ* (0–3 ulps either side, its negation, ±0) or anywhere (another draw).
+template <class T>
+T candidate(Rng& rng, T rounded) {
+  const T inf = std::numeric_limits<T>::infinity();
+  T r = std::isfinite(rounded) ? rounded : draw<T>(rng);
+  switch (rng.below(8)) {
+    case 0: return r;
+    case 1: case 2: {
+      const int steps = static_cast<int>(rng.below(4));
+      for (int s = 0; s < steps; ++s) r = std::nextafter(r, rng.chance(1, 2) ? inf : -inf);
+      return r;
+    }
+    case 3: return -r;
+    case 4: return rng.chance(1, 2) ? T(0) : -T(0);
+    case 5: return r * (T(1) + std::ldexp(T(1), -static_cast<int>(rng.between(1, std::numeric_limits<T>::digits))));
+    default: return draw<T>(rng);
+  }
+}
+
+/// The same results judged against both truths of one tensor, with every judge option.
+template <class T>
+void judge_both(const MultisetEinsum& fixed, const MultisetEinsum& general, Rng& rng, const std::string& where) {
+  for (int round = 0; round < 4; ++round) {
+    Tensor actual = fixed.rounded;
+    for (T& v : actual.values<T>()) v = candidate<T>(rng, v);
+    for (const bool factoring : {false, true}) {
+      for (const bool strict : {false, true}) {
+        const AnyOrderJudgeOptions o{factoring, strict};
+        expect_same_verdict(judge_any_order(fixed, actual, o), judge_any_order(general, actual, o), where);
+      }
+    }
+  }
+}
+
+template <class T>
+void both_paths_agree(std::uint64_t seed, bool vjp) {
+  Rng rng(seed);
+  const Pattern& p = patterns()[rng.below(patterns().size())];
+  const auto checked = check_einsum(p.text, p.shapes);
+  RC_ASSERT(checked.ok());
+  std::vector<Tensor> x;
+  for (const Shape& s : p.shapes) {
+    Tensor t(dtype_of_v<T>, s);
+    for (T& v : t.values<T>()) v = draw<T>(rng);
+    x.push_back(std::move(t));
+  }
+  const std::string where = std::string(p.text) + (vjp ? " (vjp)" : "") + " seed " + std::to_string(seed);
+  std::vector<std::pair<MultisetEinsum, MultisetEinsum>> truths;
+  if (vjp) {
+    Tensor g(dtype_of_v<T>, checked->output_shape);
+    for (T& v : g.values<T>()) v = draw<T>(rng);
+    reference::MultisetVjp f = reference::multiset_vjp_einsum(*checked, x, g, ExactPath::fixed);
+    reference::MultisetVjp h = reference::multiset_vjp_einsum(*checked, x, g, ExactPath::general);
+    for (std::size_t m = 0; m < f.inputs.size(); ++m) truths.emplace_back(std::move(f.inputs[m]), std::move(h.inputs[m]));
+  } else {
+    truths.emplace_back(reference::multiset_einsum(*checked, x, ExactPath::fixed),
+                        reference::multiset_einsum(*checked, x, ExactPath::general));
+  }
+  std::size_t fixed = 0, total = 0;
+  for (const auto& [f, g] : truths) {
+    RC_ASSERT(f.elements.size() == g.elements.size());
+    total += f.elements.size();
+    const auto fr = f.rounded.template values<T>(), gr = g.rounded.template values<T>();
+    for (std::size_t i = 0; i < f.elements.size(); ++i) {
+      RC_ASSERT(!g.elements[i].exact.is_fixed());  // the general path never takes the fast one
+      if (f.elements[i].exact.is_fixed() && f.elements[i].scaled_bound.is_fixed()) ++fixed;
+      expect_same_truth(f.elements[i], g.elements[i], where + " element " + std::to_string(i));
+      RC_ASSERT(same_bits(fr[i], gr[i]));
+    }
+    judge_both<T>(f, g, rng, where);
+  }
+  RC_CLASSIFY(fixed > 0, "some elements fixed");
+  RC_CLASSIFY(fixed < total, "some elements general");
+}
+
+RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF64, ()) {
+  both_paths_agree<double>(*rc::gen::arbitrary<std::uint64_t>(), *rc::gen::arbitrary<bool>());
+}
+
+RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF32, ()) {
+  both_paths_agree<float>(*rc::gen::arbitrary<std::uint64_t>(), *rc::gen::arbitrary<bool>());
+}
+
+TEST(OracleFixedPath, TheDotVjpTakesTheFixedPath) {
+  // The benchmark's judge_vjp_*/4 case: every cotangent element has one term.
+  const std::vector<Shape> shapes = {{256}, {256}};
+  const auto checked = check_einsum("i, i ->", shapes);
+  ASSERT_TRUE(checked.ok());
+  std::vector<Tensor> x = {Tensor(DType::f64, {256}), Tensor(DType::f64, {256})};
+  for (Tensor& t : x) {
+    double v = 0.75;
+    for (double& e : t.values<double>()) e = (v *= -1.5);
+  }
+  Tensor g(DType::f64, {});
+  g.values<double>()[0] = 3.25;
+  const reference::MultisetVjp truth = reference::multiset_vjp_einsum(*checked, x, g);
+  for (const MultisetEinsum& m : truth.inputs) {
+    for (const ElementTruth& t : m.elements) {
+      EXPECT_TRUE(t.exact.is_fixed());
+      EXPECT_TRUE(t.scaled_bound.is_fixed());
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 192-bit arithmetic against GMP
+
+/// A random mantissa of up to `bits` bits (often all ones or a power of two: carries and ties).
+U192 draw_mantissa(Rng& rng, int bits) {
+  U192 m;
+  for (auto& w : m.w) w = rng.next();
+  switch (rng.below(4)) {
+    case 0: m = U192{{~0ull, ~0ull, ~0ull}}; break;
+    case 1: m = U192{{1, 0, 0}}.shifted_left(static_cast<int>(rng.below(static_cast<std::uint64_t>(bits)))); bits = 192; break;
+    default: break;
+  }
+  bool sticky = false;
+  return bits >= 192 ? m : m.shifted_right(192 - bits, sticky);
+}
+
+FixedDyadic draw_fixed(Rng& rng, long e_lo, long e_hi) {
+  return {draw_mantissa(rng, static_cast<int>(rng.between(0, 192))), static_cast<long>(rng.between(e_lo, e_hi))};
+}
+
+RC_GTEST_PROP(OracleFixedPath, FixedArithmeticEqualsGmp, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const long e0 = static_cast<long>(rng.between(-1300, 1100));
+  const FixedDyadic a = draw_fixed(rng, e0 - 200, e0 + 50);
+  // A second part close below the first (so close that the decisions must give up), or far below.
+  const FixedDyadic low = rng.chance(1, 2) ? draw_fixed(rng, a.e - 250, a.e) : draw_fixed(rng, a.e - 1400, a.e - 300);
+  FixedDyadic b = draw_fixed(rng, e0 - 200, e0 + 50);
+  if (rng.chance(1, 3) && !low.is_zero() && !a.is_zero() && a.e >= low.e && a.top() - low.e <= 190) {
+    // b in [a, a + low]: a plus low with some of its last bits dropped (the lattice decision's edge).
+    const int drop = static_cast<int>(rng.below(static_cast<std::uint64_t>(low.m.bit_length()) + 1));
+    bool sticky = false;
+    const U192 kept = drop >= 192 ? U192{} : low.m.shifted_right(drop, sticky).shifted_left(drop);
+    b = {a.m.shifted_left(static_cast<int>(a.e - low.e)) + kept, low.e};
+  }
+  const Dyadic da = a.dyadic(), db = b.dyadic();
+  RC_ASSERT(compare(a, b) == compare(da, db));
+
+  const bool negative = rng.chance(1, 2);
+  reference::ExactBound two;
+  two.set_fixed({a, low}, negative);
+  const Dyadic sum = negative ? -(da + low.dyadic()) : da + low.dyadic();
+  RC_ASSERT(compare(two.dyadic(), sum) == 0);
+  for (const Rounding mode : {Rounding::nearest_even, Rounding::up, Rounding::down}) {
+    RC_ASSERT(same_bits(two.round<double>(mode), sum.round<double>(mode)));
+    RC_ASSERT(same_bits(two.round<float>(mode), sum.round<float>(mode)));
+  }
+  reference::ExactBound bound;
+  bound.set_fixed({a, low}, false);
+  const std::optional<bool> at_most = reference::fixed_at_most(b, bound);
+  if (at_most) RC_ASSERT(*at_most == (compare(db, da + low.dyadic()) <= 0));
+  RC_CLASSIFY(at_most.has_value(), "at_most decided");
+
+  // |r − s| for a double r near s or anywhere.
+  reference::Exact s;
+  const FixedDyadic sm{draw_mantissa(rng, static_cast<int>(rng.between(0, 127))), static_cast<long>(rng.between(-1200, 1000))};
+  s.set_fixed({sm}, rng.chance(1, 2));
+  const double approx = s.round<double>(Rounding::nearest_even);
+  double r = std::isfinite(approx) ? approx : std::numeric_limits<double>::max();
+  if (rng.chance(1, 2)) r = std::nextafter(r, rng.chance(1, 2) ? 0.0 : -r);
+  if (rng.chance(1, 4)) r = draw<double>(rng);
+  if (!std::isfinite(r)) return;
+  const std::optional<FixedDyadic> d = reference::fixed_distance(s, r);
+  if (d) RC_ASSERT(compare(d->dyadic(), (Dyadic::of(r) - s.dyadic()).abs()) == 0);
+}
+
+}  // namespace
+}  // namespace einfuzz
