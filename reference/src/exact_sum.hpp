@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "einfuzz/core/half.hpp"
 #include "einfuzz/reference/exact.hpp"
 
 namespace einfuzz::reference::detail {

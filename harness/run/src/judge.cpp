@@ -143,7 +143,8 @@ Dyadic distance(const ElementTruth& t, T r) {
 template <class T>
 std::optional<int> fixed_error_bin(const ElementTruth& t, T r) {
   if (t.divisor != 1 || !t.exact.is_fixed() || !t.scaled_bound.is_fixed()) return std::nullopt;
-  const std::optional<reference::FixedDyadic> d = reference::fixed_distance(t.exact, r);
+  std::optional<reference::FixedDyadic> d;
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) d = reference::fixed_distance(t.exact, r);
   if (!d) return std::nullopt;
   if (d->is_zero()) return 0;
   constexpr int over = static_cast<int>(kErrorBins) - 1;
