@@ -134,7 +134,8 @@ int error_bin(const Dyadic& d, const Dyadic& bound) {
 /// |r·divisor − exact|: the distance of a finite result from s(o), scaled by mean's n.
 template <class T>
 Dyadic distance(const ElementTruth& t, T r) {
-  return (Dyadic::of(r) * Dyadic(t.divisor, 0) - t.exact.dyadic()).abs();
+  Dyadic scratch;
+  return (Dyadic::of(r) * Dyadic(t.divisor, 0) - t.exact.as_dyadic(scratch)).abs();
 }
 
 /// error_bin(distance(t, r), t.scaled_bound) without GMP, for a fixed-width truth (one-term
@@ -206,7 +207,8 @@ ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOp
   int bin = -1;
   if (t.bounded) {
     const std::optional<int> fast = fixed_error_bin(t, r);
-    bin = fast ? *fast : error_bin(distance(t, r), t.scaled_bound.dyadic());
+    Dyadic scratch;
+    bin = fast ? *fast : error_bin(distance(t, r), t.scaled_bound.as_dyadic(scratch));
     if (bin == static_cast<int>(kErrorBins) - 1) return {VerdictKind::mismatch_value, "", bin};
   }
   if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible", bin};

@@ -136,6 +136,12 @@ class BasicExact {
   /// The value as a GMP Dyadic (allocates when fixed).
   Dyadic dyadic() const;
   operator Dyadic() const { return dyadic(); }  // NOLINT: implicit, for the Dyadic-based consumers
+  /// The stored Dyadic without a copy in the general representation; else materialised in `scratch`.
+  const Dyadic& as_dyadic(Dyadic& scratch) const {
+    if (general_) return u_.dyadic;
+    scratch = dyadic();
+    return scratch;
+  }
 
   bool is_zero() const noexcept {
     return general_ ? u_.dyadic.is_zero() : (u_.limbs[0][0] | u_.limbs[0][1] | u_.limbs[0][2]) == 0;
