@@ -26,6 +26,8 @@ extern template ChunkFn<float> select_chunk_fn<float>(int, const Lane*, int);
 extern template ChunkFn<double> select_chunk_fn<double>(int, const Lane*, int);
 extern template ChunkFn<std::int32_t> select_chunk_fn<std::int32_t>(int, const Lane*, int);
 extern template ChunkFn<std::int64_t> select_chunk_fn<std::int64_t>(int, const Lane*, int);
+extern template ChunkFn<Rounded<11>> select_chunk_fn<Rounded<11>>(int, const Lane*, int);
+extern template ChunkFn<Rounded<8>> select_chunk_fn<Rounded<8>>(int, const Lane*, int);
 
 }  // namespace detail
 
@@ -65,15 +67,13 @@ unsigned resolve_threads(unsigned requested) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-/// Runs the kernels over every chunk; true when some chunk wrote a NaN.
+/// Runs the kernels over every chunk, operand k read from x[k], the output written to y (row-major);
+/// true when some chunk wrote a NaN.
 template <class T>
-bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
-         const ExecOptions& options, Tensor& result) {
+bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T* const* x, T* y,
+         const ExecOptions& options) {
   const detail::LoopNest& nest = compiled.nest;
   const auto n = static_cast<std::size_t>(nest.operands);
-  detail::SmallArray<const T*, 16> x(n);
-  for (std::size_t k = 0; k < n; ++k) x[k] = inputs[k].values<T>().data();
-  T* y = result.values<T>().data();
 
   // Specialise the tile loads on each operand's step along the tile (last) output loop.
   const std::int64_t* lane_step = nest.out_steps(nest.out_loops - 1);
@@ -83,12 +83,14 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::spa
                : lane_step[k] == 1 ? detail::Lane::unit
                                    : detail::Lane::any;
   const detail::GemmShape& gemm = compiled.gemm;
-  const bool use_gemm = compiled.is_gemm;
+  // The GEMM path's vector micro-kernels have no rounding to a 16-bit format: f16/bf16 GEMMs run
+  // through the generic kernels (the same §6 order, so the same bits).
+  const bool use_gemm = compiled.is_gemm && !detail::is_rounded_v<T>;
   const detail::ChunkFn<T> loops =
       use_gemm ? nullptr : detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
   const auto chunk = [&](const detail::ChunkArgs<T>& args) {
     if (use_gemm) {
-      detail::run_gemm_chunk<T>(gemm, args, options.simd_dispatch);
+      if constexpr (!detail::is_rounded_v<T>) detail::run_gemm_chunk<T>(gemm, args, options.simd_dispatch);
     } else {
       loops(args);
     }
@@ -98,7 +100,7 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::spa
   const unsigned tasks = chunk_count(plan, options);
   if (tasks <= 1) {
     bool nan_seen = false;
-    chunk({&nest, x.data(), y, 0, nest.out_len[0], &nan_seen});
+    chunk({&nest, x, y, 0, nest.out_len[0], &nan_seen});
     return nan_seen;
   }
 
@@ -111,7 +113,7 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::spa
   std::int64_t lo = 0;
   for (unsigned t = 0; t < tasks; ++t) {
     const std::int64_t hi = lo + base + (t < extra ? 1 : 0);
-    chunks.push_back({&nest, x.data(), y, lo * nest.outer_unit, hi * nest.outer_unit, &nan_seen[t]});
+    chunks.push_back({&nest, x, y, lo * nest.outer_unit, hi * nest.outer_unit, &nan_seen[t]});
     lo = hi;
   }
   {
@@ -176,7 +178,34 @@ void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs,
 template <class T>
 Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
               const ExecOptions& options, Tensor result) {
-  if (run<T>(plan, compiled, inputs, options, result)) repair_nan_payloads<T>(plan, inputs, result);
+  detail::SmallArray<const T*, 16> x(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) x[k] = inputs[k].values<T>().data();
+  if (run<T>(plan, compiled, x.data(), result.values<T>().data(), options)) {
+    repair_nan_payloads<T>(plan, inputs, result);
+  }
+  return result;
+}
+
+/// f16/bf16 (H): the inputs widened once to binary32 (exact), the kernels run on Rounded values
+/// (every + and · rounded to the format, ORACLE §8), the output narrowed back (exact). NaN outputs
+/// are evaluated again in H itself with scalar_add / scalar_mul, as for the other float types.
+template <class H>
+Tensor finish_half(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
+                   const ExecOptions& options, Tensor result) {
+  using R = detail::Rounded<H::kDigits>;
+  std::vector<std::vector<R>> wide(inputs.size());
+  detail::SmallArray<const R*, 16> x(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const auto v = inputs[k].values<H>();
+    wide[k].resize(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) wide[k][i] = R::of(v[i]);
+    x[k] = wide[k].data();
+  }
+  const auto y = result.values<H>();
+  std::vector<R> out(y.size());
+  const bool nan = run<R>(plan, compiled, x.data(), out.data(), options);
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] = detail::narrow_exact<H::kDigits>(out[i].v);
+  if (nan) repair_nan_payloads<H>(plan, inputs, result);
   return result;
 }
 
@@ -211,7 +240,7 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
   if (plan.operands.empty()) precondition_violated("an einsum needs at least one operand");
   if (inputs.size() != plan.operands.size()) precondition_violated("input count differs from the plan's");
   const DType dtype = inputs[0].dtype();
-  if (dtype == DType::boolean) precondition_violated("einsum inputs must be numeric (f32, f64, i32, i64)");
+  if (dtype == DType::boolean) precondition_violated("einsum inputs must be numeric (f16, bf16, f32, f64, i32, i64)");
   for (const Tensor& input : inputs)
     if (input.dtype() != dtype) precondition_violated("einsum inputs must share one dtype");
 
@@ -230,8 +259,8 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
     case DType::f64: return finish<double>(plan, *compiled, inputs, options, std::move(result));
     case DType::i32: return finish<std::int32_t>(plan, *compiled, inputs, options, std::move(result));
     case DType::i64: return finish<std::int64_t>(plan, *compiled, inputs, options, std::move(result));
-    case DType::f16:
-    case DType::bf16: precondition_violated("fused does not evaluate f16/bf16 einsums yet");
+    case DType::f16: return finish_half<Float16>(plan, *compiled, inputs, options, std::move(result));
+    case DType::bf16: return finish_half<BFloat16>(plan, *compiled, inputs, options, std::move(result));
     case DType::boolean: break;
   }
   return result;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "einfuzz/core/scalar.hpp"
+#include "half_arith.hpp"
 #include "loop_nest.hpp"
 
 namespace einfuzz::fused::detail {
@@ -34,7 +35,8 @@ template <class T>
 using ChunkFn = void (*)(const ChunkArgs<T>&);
 
 /// The kernel for `operands` operands whose tile-axis steps have `kinds`, at tile `width` 1, 4 or 8.
-/// Defined below; instantiated once per dtype in kernel_<dtype>.cpp so the four compile in parallel.
+/// Defined below; instantiated once per dtype in kernel_<dtype>.cpp so they compile in parallel (f16
+/// and bf16 as Rounded<11> and Rounded<8>).
 template <class T>
 ChunkFn<T> select_chunk_fn(int operands, const Lane* kinds, int width);
 
@@ -256,6 +258,8 @@ inline std::uint32_t is_nan_bits(T v) noexcept {
     // The high word holds the exponent: a 32-bit test (SSE2 has no 64-bit compare).
     const auto hi = static_cast<std::uint32_t>(std::bit_cast<std::uint64_t>(v) >> 32);
     return (hi & 0x7ff00000u) == 0x7ff00000u;
+  } else if constexpr (is_rounded_v<T>) {
+    return is_nan_bits(v.v);
   } else {
     return 0;
   }

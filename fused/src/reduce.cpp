@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "einfuzz/core/scalar.hpp"
+#include "half_arith.hpp"
 
 namespace einfuzz::fused {
 namespace {
@@ -178,9 +179,35 @@ T identity(Reduction kind) {
   return (kind == Reduction::prod || kind == Reduction::all) ? T(1) : T(0);
 }
 
+/// f16/bf16 sum, prod and mean: the input widened once to binary32 (exact), the folds on Rounded
+/// values (each step one binary32 operation rounded to the format, ORACLE §8; mean's n is rounded
+/// to the format, as H(n) is), the output narrowed back (exact). min/max fold H itself: they only
+/// compare and copy, so every bit of the chosen element (a signalling NaN too) is kept.
+template <class H, class Op>
+void run_half(const ReducePlan& plan, const H* x, H* y, const ExecOptions& options) {
+  using R = fused::detail::Rounded<H::kDigits>;
+  std::vector<R> wide(static_cast<std::size_t>(plan.max_offset) + 1);
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = R::of(x[i]);
+  std::vector<R> out(static_cast<std::size_t>(plan.output_size));
+  run<R, Op>(plan, wide.data(), out.data(), options);
+  for (std::size_t i = 0; i < out.size(); ++i) y[i] = fused::detail::narrow_exact<H::kDigits>(out[i].v);
+}
+
 template <class T>
 void dispatch(Reduction kind, const ReducePlan& plan, const T* x, T* y, const ExecOptions& options) {
-  if constexpr (std::is_same_v<T, Bool8>) {
+  if constexpr (is_half_type_v<T>) {
+    using R = fused::detail::Rounded<T::kDigits>;
+    switch (kind) {
+      case Reduction::sum: return run_half<T, SumOp<R>>(plan, x, y, options);
+      case Reduction::prod: return run_half<T, ProdOp<R>>(plan, x, y, options);
+      case Reduction::mean: return run_half<T, MeanOp<R>>(plan, x, y, options);
+      case Reduction::min: return run<T, MinOp<T>>(plan, x, y, options);
+      case Reduction::max: return run<T, MaxOp<T>>(plan, x, y, options);
+      case Reduction::any:
+      case Reduction::all: break;
+    }
+    precondition_violated("any/all need a bool tensor");
+  } else if constexpr (std::is_same_v<T, Bool8>) {
     if (kind == Reduction::any) return run<T, AnyOp>(plan, x, y, options);
     if (kind == Reduction::all) return run<T, AllOp>(plan, x, y, options);
     precondition_violated("a bool tensor supports only any/all");

@@ -15,11 +15,21 @@ namespace einfuzz {
 
 namespace {
 
+/// The standard dtypes and f16/bf16: fused evaluates them in the ordered semantics too (one binary32
+/// operation rounded once to the format, ORACLE §8), so their accumulator is the dtype itself (the
+/// default profile). VJPs stay f32/f64: check_case says notDifferentiable for the 16-bit formats.
+Evaluates evaluates() {
+  Evaluates e = standard_evaluates();
+  e.dtypes.insert(e.dtypes.begin(), {DType::f16, DType::bf16});
+  return e;
+}
+
 class FusedBackend final : public Backend {
  public:
   explicit FusedBackend(const RunOptions& options)
       : options_(options),
-        caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor")) {
+        caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor",
+                                evaluates())) {
     caps_.vjp = true;  // ordered VJPs: the ordered judge compares them bit for bit with the reference's
     caps_.tie_rule = TieRule::equal_share;
     // threads = 0 means the hardware concurrency: asked once here, not on every execute (glibc reads
