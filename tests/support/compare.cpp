@@ -21,12 +21,12 @@ namespace einfuzz::test {
     const auto a = actual.values<T>();
     for (std::size_t i = 0; i < e.size(); ++i) {
       bool same = std::memcmp(&e[i], &a[i], sizeof(T)) == 0;
-      if constexpr (std::is_floating_point_v<T>) {
+      if constexpr (is_float_type_v<T>) {
         if (!strict_nan && std::isnan(e[i]) && std::isnan(a[i])) same = true;
       }
       if (!same) {
         std::ostringstream os;
-        if constexpr (std::is_floating_point_v<T>) {
+        if constexpr (is_float_type_v<T>) {
           char be[64], ba[64];
           std::snprintf(be, sizeof be, "%a", static_cast<double>(e[i]));
           std::snprintf(ba, sizeof ba, "%a", static_cast<double>(a[i]));
