@@ -1,4 +1,5 @@
-// SEMANTICS §11.1 (E01–E45) and §11.2 (X01–X31), each a test for the reference and for fused:
+// SEMANTICS §11.1 (E01–E45), §11.2 (X01–X31) and docs/semantics.md's f16/bf16 einsum rows (H01–H06),
+// each a test for the reference and for fused:
 // values bitwise (sign of zero included), errors by exact code.
 #include <gtest/gtest.h>
 
@@ -73,6 +74,8 @@ TEST_P(EinsumValueRow, FusedBackendVerdict) {
 
 INSTANTIATE_TEST_SUITE_P(Semantics11_1, EinsumValueRow, ::testing::ValuesIn(test::einsum_value_rows()),
                          test::RowId{});
+// The f16/bf16 rows of docs/semantics.md (H01–H06), the same three checks.
+INSTANTIATE_TEST_SUITE_P(Docs, EinsumValueRow, ::testing::ValuesIn(test::half_einsum_value_rows()), test::RowId{});
 
 class EinsumErrorRow : public ::testing::TestWithParam<test::EinsumErrorRow> {};
 

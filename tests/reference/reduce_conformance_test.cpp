@@ -1,4 +1,5 @@
-// SEMANTICS §11.3 (R01–R39) and §11.4 (Y01–Y22), each a test for the reference and for fused:
+// SEMANTICS §11.3 (R01–R39), §11.4 (Y01–Y22) and docs/semantics.md's f16/bf16 reduce rows (H07–H11),
+// each a test for the reference and for fused:
 // values bitwise (sign of zero and NaN-ness included), errors by exact code.
 #include <gtest/gtest.h>
 
@@ -52,6 +53,8 @@ TEST_P(ReduceValueRow, Fused) {
 
 INSTANTIATE_TEST_SUITE_P(Semantics11_3, ReduceValueRow, ::testing::ValuesIn(test::reduce_value_rows()),
                          test::RowId{});
+// The f16/bf16 rows of docs/semantics.md (H07–H11).
+INSTANTIATE_TEST_SUITE_P(Docs, ReduceValueRow, ::testing::ValuesIn(test::half_reduce_value_rows()), test::RowId{});
 
 using ErrorRow = test::ReduceErrorRow;
 

@@ -207,6 +207,56 @@ const std::vector<VjpRow>& vjp_rows() {
   return rows;
 }
 
+// f16/bf16 rows (docs/semantics.md, "f16 and bf16"), derived by hand from SEMANTICS §6/§8 with
+// ORACLE §8's arithmetic: every + and · is exact, then rounded once to nearest even in the format.
+// f16 has 11 significand bits (integers exact up to 2048, ulp 2^-10 in [1, 2), largest finite
+// 65504, subnormals multiples of 2^-24 below 2^-14); bf16 has 8 (integers exact up to 256).
+constexpr DType kF16 = DType::f16;
+constexpr DType kBF16 = DType::bf16;
+
+const std::vector<EinsumValueRow>& half_einsum_value_rows() {
+  static const std::vector<EinsumValueRow> rows = {
+      // S runs 1, 2, …, 2048 exactly; 2048 + 1 = 2049 lies halfway between 2048 (even significand)
+      // and 2050, so it rounds back to 2048, and every later + 1 does the same.
+      {"H01", "i ->", "3000", {"3000*1"}, "()", "2048", kF16},
+      // P0 = (1 + 2^-5)(1 + 2^-6) = 1 + 48·2^-10 + 2^-11: a half-ulp tie, to the even 1 + 48·2^-10 =
+      // 0x1.0cp+0. P1 = (1 + 2^-10)·1.5 = 1 + 513·2^-10 + 2^-11: a tie, to the even 1 + 514·2^-10 =
+      // 0x1.808p+0. S = 1072·2^-10 + 1538·2^-10 = 1305·2^-9 = 0x1.464p+1, exact.
+      {"H02", "i, i ->", "2,2", {"0x1.08p+0,0x1.004p+0", "0x1.04p+0,0x1.8p+0"}, "()", "0x1.464p+1", kF16},
+      // 65504 + 16 = 65520 is halfway between 65504 (odd significand 0x3ff) and 2^16, so it rounds to
+      // 2^16, beyond the largest finite: +inf. 65504 + 15 = 65519 is below the tie: 65504.
+      {"H03", "i j -> i", "2x2", {"65504,16,65504,15"}, "2", "inf,65504", kF16},
+      // Products below 2^-14: 2^-12·2^-12 = 2^-24 (the smallest subnormal); 2^-20·2^-5 = 2^-25 is
+      // halfway between +0 (even) and 2^-24: +0; 2^-14·0.5 = 2^-15 exactly; 1.5·2^-14·2^-11 =
+      // 0.75·2^-24 rounds up to 2^-24. S = 0 + P keeps them.
+      {"H04", "i, i -> i", "4,4", {"0x1p-12,0x1p-20,0x1p-14,0x1.8p-14", "0x1p-12,0x1p-5,0.5,0x1p-11"}, "4",
+       "0x1p-24,0,0x1p-15,0x1p-24", kF16},
+      // C[0,0] = ((0 + 2048·1) + 1·1) + 1·1: 2048, 2049 → 2048 (tie, even), 2048. C[0,1] = 2048 + 2 + 0
+      // = 2050 exactly; C[1,0] = 1 + 1 + 2048 = 2050 exactly; C[1,1] = 1 + 2 + 0 = 3. The same sum in
+      // another order (C[1,0]) keeps what C[0,0] loses.
+      {"H05", "a b, b c -> a c", "2x3,3x2", {"2048,1,1,1,1,2048", "1,1,1,2,1,0"}, "2x2", "2048,2050,2050,3", kF16},
+      // H05 in bf16 with 256 (bf16's 2048): 256 + 1 = 257 → 256 (tie, even), 256 + 2 = 258 exactly.
+      {"H06", "a b, b c -> a c", "2x3,3x2", {"256,1,1,1,1,256", "1,1,1,2,1,0"}, "2x2", "256,258,258,3", kBF16},
+  };
+  return rows;
+}
+
+const std::vector<ReduceValueRow>& half_reduce_value_rows() {
+  static const std::vector<ReduceValueRow> rows = {
+      // Along the outer axis: each column's fold is H01's, 2048 (numpy's pairwise sum gives 3000).
+      {"H07", "a b -> b", "sum", {}, {3000, 2}, "6000*1", {2}, "2048,2048", kF16},
+      // bf16: S runs 1..256 exactly; 256 + 1 = 257 is halfway between 256 (even) and 258: 256.
+      {"H08", "a ->", "sum", {}, {300}, "300*1", {}, "256", kBF16},
+      // S = 2048 + 0 + … = 2048; n = 2049 converted to f16 is 2048 (a tie, to even), so the mean is
+      // 2048 / 2048 = 1 (dividing by the exact 2049 would give 0x1.ffcp-1).
+      {"H09", "a ->", "mean", {}, {2049}, "2048,2048*0", {}, "1", kF16},
+      // SEMANTICS §8.4's ±0 ties: min keeps the earlier, max takes the later.
+      {"H10", "a b -> a", "min", {}, {2, 2}, "0,-0,-0,0", {2}, "0,-0", kBF16},
+      {"H11", "a b -> a", "max", {}, {2, 2}, "0,-0,-0,0", {2}, "-0,0", kBF16},
+  };
+  return rows;
+}
+
 std::vector<Shape> shapes_of(const char* text) {
   auto shapes = parse_shapes(text, Limits{});
   if (!shapes) {

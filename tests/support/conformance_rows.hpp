@@ -1,6 +1,6 @@
-// The conformance rows of SEMANTICS §11 as C++ tables (E01–E45, X01–X31, R01–R39, Y01–Y22) and the
-// VJP rows V01–V20 of docs/semantics.md, shared by the reference/fused conformance tests and the
-// third-party backend tests.
+// The conformance rows of SEMANTICS §11 as C++ tables (E01–E45, X01–X31, R01–R39, Y01–Y22), the
+// VJP rows V01–V20 and the f16/bf16 rows H01–H11 of docs/semantics.md, shared by the reference/fused
+// conformance tests and the third-party backend tests.
 #pragma once
 
 #include <cstdint>
@@ -83,6 +83,10 @@ const std::vector<EinsumErrorRow>& einsum_error_rows();
 const std::vector<ReduceValueRow>& reduce_value_rows();
 const std::vector<ReduceErrorRow>& reduce_error_rows();
 const std::vector<VjpRow>& vjp_rows();
+/// The f16/bf16 rows H01–H11 of docs/semantics.md (ordered semantics, ORACLE §8): einsums and
+/// reduces whose expected bits are derived by hand, one rounding to the format per + and ·.
+const std::vector<EinsumValueRow>& half_einsum_value_rows();
+const std::vector<ReduceValueRow>& half_reduce_value_rows();
 
 /// Shapes in `--shapes` notation ("2x3,()"); a table's text that does not parse aborts (a test bug).
 std::vector<Shape> shapes_of(const char* text);

@@ -1,5 +1,5 @@
 // Writes the conformance rows of SEMANTICS §11 (E01–E45, X01–X31, R01–R39, Y01–Y22) and the VJP rows
-// of docs/semantics.md (V01–V20, `vjp` cases), from tests/support/conformance_rows.cpp, as case files
+// of docs/semantics.md (V01–V20, `vjp` cases) and its f16/bf16 rows (H01–H11), from tests/support/conformance_rows.cpp, as case files
 // <dir>/<row>.case.json, or with --check reports files that are missing, stale or extra (exit 1).
 // `expect` holds the error code or null; the expected output (a VJP row: every input's cotangent)
 // goes into `origin` for people (replay checks fused bitwise instead; tests/fused/vjp_test.cpp checks
@@ -52,6 +52,14 @@ std::map<std::string, std::string> conformance_cases() {
   }
   for (const auto& row : test::reduce_error_rows()) {
     out[row.id] = case_text(row, std::string(code_name(row.code)), {{"source", "SEMANTICS.md 11.4"}, {"row", row.id}});
+  }
+  for (const auto& row : test::half_einsum_value_rows()) {
+    out[row.id] = case_text(row, "", {{"source", "docs/semantics.md f16/bf16"}, {"row", row.id},
+                                      {"output", output_note(test::shapes_of(row.out_shape).at(0), row.out_values)}});
+  }
+  for (const auto& row : test::half_reduce_value_rows()) {
+    out[row.id] = case_text(row, "", {{"source", "docs/semantics.md f16/bf16"}, {"row", row.id},
+                                      {"output", output_note(row.out_shape, row.out_values)}});
   }
   for (const auto& row : test::vjp_rows()) {
     std::vector<std::pair<std::string, std::string>> origin = {{"source", "docs/semantics.md VJPs"}, {"row", row.id}};
