@@ -59,9 +59,10 @@ struct ExecOptions {
 EinsumPlan compile(const CheckedEinsum& einsum);
 
 /// Evaluates the plan in the exact order of SEMANTICS §6. Preconditions (checked by the caller):
-/// inputs match the checked shapes and share one numeric dtype (f32, f64, i32, i64); a violation
-/// that would read out of bounds or mix dtypes prints and aborts (a harness bug). Empty outputs and
-/// empty contractions never read an operand; the result is bitwise equal to the reference.
+/// inputs match the checked shapes and share one numeric dtype (f16, bf16, f32, f64, i32, i64); a
+/// violation that would read out of bounds or mix dtypes prints and aborts (a harness bug). Empty
+/// outputs and empty contractions never read an operand; the result is bitwise equal to the
+/// reference (f16/bf16: every + and · rounded to the format, ORACLE §8).
 Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const ExecOptions& options = {});
 
 /// How many contiguous chunks of the first output axis `execute(plan, …, options)` runs (each on its
