@@ -101,7 +101,8 @@ struct ValueLayout {
 ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op);
 
 /// The encoded (non-generated) bytes of a case, or nullopt when the layout cannot express it
-/// (a pattern containing '\n', more than 15 operands or dimensions, more than 7 axis lengths).
+/// (a pattern containing '\n', more than 15 operands or dimensions, more than 7 axis lengths, a
+/// dtype without a code in the kind byte: f16, bf16).
 /// decode_case(encode_case(c)) reproduces c's op, dtype, reduction, pattern, shapes and values.
 std::optional<std::vector<std::uint8_t>> encode_case(const Case& c);
 
