@@ -5,15 +5,34 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "einfuzz/core/half.hpp"
+#include "einfuzz/core/precision.hpp"
 #include "einfuzz/reference/exact.hpp"
 #include "einfuzz/reference/multiset.hpp"
 #include "exact_bounds.hpp"
 #include "exact_sum.hpp"
 
 namespace einfuzz::reference::detail {
+
+/// ORACLE §8's parameters of one (dtype, profile) that is not the dtype's default: the
+/// accumulator's u, η, Ω, the input rounding's (when inputs are rounded) and the output's.
+struct ProfileBound {
+  FormatConstants acc;       ///< the format products and partial sums are held in
+  FormatConstants out;       ///< the output dtype (the final conversion)
+  bool rounds_inputs = false;
+  FormatConstants in{};      ///< the input rounding's format (TF32), when rounds_inputs
+};
+
+/// The ProfileBound of `dtype` under `profile`, or nullopt for its default profile (§2 applies).
+/// `profile` must be valid for `dtype` (is_valid_profile), else a harness bug.
+std::optional<ProfileBound> profile_bound(DType dtype, const PrecisionProfile& profile);
+
+/// An upper bound of e^x − 1 for x >= 0 (0 for x = 0; +inf past double's range).
+double expm1_up(double x);
 
 /// Computes ElementTruth for elements whose terms are products of k factors, factor m of the term
 /// at global index a being factors[m][a]. K = terms.size() may differ from element to element (a
@@ -23,6 +42,9 @@ template <class T>
 class TermTruth {
  public:
   TermTruth(const FormatConstants& fc, int k, ExactPath path = ExactPath::fixed);
+  /// The same under ORACLE §8's bound for `profile` (none: §2, as the constructor above); a profile
+  /// never takes the one-term fast path, whose bound is §2's.
+  TermTruth(const FormatConstants& fc, int k, ExactPath path, const std::optional<ProfileBound>& profile);
 
   /// The truth of one element from its terms (row-major global indices, possibly none) and ŝ*
   /// (its exact value rounded once; NaN / ±Inf for the special classes, +0 when K = 0).
@@ -38,6 +60,13 @@ class TermTruth {
     Decomposed gamma_parts{0, 0};      ///< gamma_exact as an odd mantissa and exponent (0: zero or unbounded)
     Decomposed underflow_parts{0, 0};  ///< underflow_scale likewise (0 when k = 1)
   };
+  /// §8's bound and certificates of one element (profile_ set); `max_p()` is max_j P_j.
+  template <class MaxP>
+  void profile_element(KConstants& c, const Dyadic& abs_exact, const Dyadic& magnitude_exact, double magnitude_down,
+                       MaxP&& max_p, bool input_overflow, ElementTruth& t);
+  /// Input roundings a term can see under profile_ (k, or 2k − 2 for a pairwise path of k >= 3
+  /// operands, whose intermediates are rounded again as the next product's inputs); 0 without.
+  std::int64_t input_roundings() const;
   KConstants& constants(std::int64_t K);
 
   /// The one-term element without GMP (exact_fixed.hpp): the fast path of ExactPath::fixed.
@@ -48,6 +77,7 @@ class TermTruth {
   FormatConstants fc_;
   int k_;
   ExactPath path_;
+  std::optional<ProfileBound> profile_;
   Dyadic underflow_floor_;  ///< 2^emin·(1+u)^k exactly
   OverflowCertificate product_certificate_;
   std::map<std::int64_t, KConstants> by_k_;
@@ -59,5 +89,7 @@ class TermTruth {
 
 extern template class TermTruth<float>;
 extern template class TermTruth<double>;
+extern template class TermTruth<Float16>;
+extern template class TermTruth<BFloat16>;
 
 }  // namespace einfuzz::reference::detail

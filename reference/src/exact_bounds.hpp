@@ -37,6 +37,18 @@ class OverflowCertificate {
     down_limit_ = next_up(omega_double_);
   }
 
+  /// Decides x·(1+u)^n·(1+2^-extra_digits)^extra_n < Ω (ORACLE §8: the accumulator's roundings
+  /// times the input rounding's growth); the one-format constructor is extra_n = 0.
+  OverflowCertificate(std::int64_t n, const FormatConstants& fc, int extra_digits, std::int64_t extra_n)
+      : OverflowCertificate(n, fc) {
+    if (extra_n == 0) return;
+    extra_digits_ = extra_digits;
+    extra_n_ = extra_n;
+    const double v = std::ldexp(1.0, -extra_digits);
+    growth_hi_ = mul_up(growth_hi_, one_plus_u_pow_up(extra_n, v));
+    growth_lo_ = mul_down(growth_lo_, next_down(1.0 + static_cast<double>(extra_n) * v));
+  }
+
   bool below_omega(const Dyadic& x) {
     if (x.is_zero()) return true;
     return below_omega(x, x.round<double>(Rounding::up), x.round<double>(Rounding::down));
@@ -53,13 +65,19 @@ class OverflowCertificate {
   /// The same, with x rounded up and down to doubles already (`x_up` may be +inf).
   bool below_omega(const Dyadic& x, double x_up, double x_down) {
     if (const std::optional<bool> quick = decide(x_up, x_down)) return *quick;
-    if (!growth_) growth_ = one_plus_u_pow_exact(digits_, n_);
+    if (extra_n_ > kExactLimit) return false;
+    if (!growth_) {
+      growth_ = one_plus_u_pow_exact(digits_, n_);
+      if (extra_n_ > 0) growth_ = *growth_ * one_plus_u_pow_exact(extra_digits_, extra_n_);
+    }
     return compare(x * *growth_, omega_) < 0;
   }
 
  private:
   std::int64_t n_;
   int digits_;
+  int extra_digits_ = 0;
+  std::int64_t extra_n_ = 0;
   Dyadic omega_;
   double omega_double_;
   double growth_hi_ = 1, growth_lo_ = 1;

@@ -27,6 +27,9 @@ struct Decomposed {
 template <class T>
 Decomposed decompose(T x) {
   static_assert(is_float_type_v<T>);
+  // The 16-bit formats are subsets of binary32: decompose the exact float value.
+  if constexpr (is_half_type_v<T>) return decompose(static_cast<float>(x));
+  else {
   constexpr int frac_bits = std::numeric_limits<T>::digits - 1;
   constexpr int bias = std::numeric_limits<T>::max_exponent - 1;
   using Bits = std::conditional_t<sizeof(T) == 8, std::uint64_t, std::uint32_t>;
@@ -42,6 +45,7 @@ Decomposed decompose(T x) {
   }
   const int zeros = std::countr_zero(m);
   return {m >> zeros, e + zeros};
+  }
 }
 
 /// Exact sum of non-negative terms m·2^e (m < 2^128) over an exponent window fixed by `reset`.

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <string>
 #include <type_traits>
 
 #include "einfuzz/reference/multiset.hpp"
@@ -19,18 +20,23 @@
 
 namespace einfuzz::reference {
 
-template <class T>
-FormatConstants format_constants() {
-  // The parameters come from the dtype table (core/dtype.hpp); everything else is derived.
-  const FloatFormat f = *dtype_info(dtype_of_v<T>).format;
+FormatConstants format_constants(const FloatFormat& f) {
   // η = 2^-1075 for f64 is not a double (ldexp would round it to 0): round it up to 2^-1074.
   const double eta = std::max(std::ldexp(1.0, f.min_exponent - f.digits), std::numeric_limits<double>::denorm_min());
   // Ω = (2 − 2^(1−p)) · 2^emax, exact in a double for every format up to f64.
   const double omega = std::ldexp(2.0 - std::ldexp(1.0, 1 - f.digits), f.max_exponent);
   return {std::ldexp(1.0, -f.digits), eta, omega, f.digits, f.min_exponent, f.min_exponent - f.digits};
 }
+
+template <class T>
+FormatConstants format_constants() {
+  // The parameters come from the dtype table (core/dtype.hpp); everything else is derived.
+  return format_constants(*dtype_info(dtype_of_v<T>).format);
+}
 template FormatConstants format_constants<float>();
 template FormatConstants format_constants<double>();
+template FormatConstants format_constants<Float16>();
+template FormatConstants format_constants<BFloat16>();
 
 namespace {
 
@@ -134,18 +140,89 @@ double one_plus_u_pow_up(std::int64_t n, double u) {
 
 namespace detail {
 
+std::optional<ProfileBound> profile_bound(DType dtype, const PrecisionProfile& profile) {
+  if (!is_valid_profile(dtype, profile)) {
+    harness_bug("the multiset oracle was asked for a profile that is not valid for " + std::string(dtype_name(dtype)));
+  }
+  if (is_storage_profile(dtype, profile)) return std::nullopt;
+  ProfileBound b;
+  b.acc = format_constants(*dtype_info(profile.accumulate).format);
+  b.out = format_constants(*dtype_info(dtype).format);
+  if (const auto in = input_rounding_format(profile.round_inputs)) {
+    b.rounds_inputs = true;
+    b.in = format_constants(*in);
+  }
+  return b;
+}
+
+double expm1_up(double x) {
+  if (x <= 0) return 0;
+  // glibc's expm1 is within one ulp; two steps up make it an upper bound.
+  return next_up(next_up(std::expm1(x)));
+}
+
 template <class T>
-TermTruth<T>::TermTruth(const FormatConstants& fc, int k, ExactPath path)
-    : fc_(fc), k_(k), path_(path), underflow_floor_(1, fc.min_exponent), product_certificate_(std::max(k - 1, 0), fc) {
-  // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly.
-  const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
+TermTruth<T>::TermTruth(const FormatConstants& fc, int k, ExactPath path) : TermTruth(fc, k, path, std::nullopt) {}
+
+template <class T>
+TermTruth<T>::TermTruth(const FormatConstants& fc, int k, ExactPath path, const std::optional<ProfileBound>& profile)
+    : fc_(fc),
+      k_(k),
+      path_(path),
+      profile_(profile),
+      underflow_floor_(1, profile ? std::max(profile->acc.min_exponent, profile->rounds_inputs ? profile->in.min_exponent
+                                                                                                : profile->acc.min_exponent)
+                                  : fc.min_exponent),
+      product_certificate_(std::max(k - 1, 0), profile ? profile->acc : fc,
+                           profile && profile->rounds_inputs ? profile->in.digits - 1 : 0, input_roundings()) {
+  // The smallest a product of k finite factors of an Inf term may be: 2^emin · (1+u)^k, exactly
+  // (under a profile: the accumulator's emin and u, times the input rounding's (1+2u_i)^k, so that
+  // no rounded factor of it underflows either).
+  const int digits = profile ? profile->acc.digits : fc.digits;
+  const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << digits), -digits);
   for (int i = 0; i < k; ++i) underflow_floor_ = underflow_floor_ * one_plus_u;
+  if (profile && profile->rounds_inputs) {
+    const int d = profile->in.digits - 1;
+    const Dyadic one_plus_2u(mpz_class(1) + (mpz_class(1) << d), -d);
+    for (int i = 0; i < k; ++i) underflow_floor_ = underflow_floor_ * one_plus_2u;
+  }
+}
+
+template <class T>
+std::int64_t TermTruth<T>::input_roundings() const {
+  if (!profile_ || !profile_->rounds_inputs) return 0;
+  return k_ <= 2 ? k_ : 2 * static_cast<std::int64_t>(k_) - 2;
 }
 
 template <class T>
 typename TermTruth<T>::KConstants& TermTruth<T>::constants(std::int64_t K) {
   if (K == last_k_) return *last_;
   auto it = by_k_.find(K);
+  if (it == by_k_.end() && profile_) {
+    // ORACLE §8: E = ((1+u_i)^ni·(1+u_a)^N − 1)·S + [(k−1)·η_a + ni·η_i]·(1+2u_i)^ni·(1+u_a)^N'·M,
+    // the bracket's growth bounding every rounded factor's max(1,|x̃|) and partial result.
+    const ProfileBound& p = *profile_;
+    const std::int64_t N = std::max<std::int64_t>(K + k_ - 2, 0);
+    const std::int64_t N1 = N >= 1 ? N + 1 : 0;
+    const std::int64_t ni = input_roundings();
+    const double ui = p.rounds_inputs ? p.in.u : 0.0;
+    // n·u is exact (n < 2^53, u a power of two); the sum rounded up.
+    const double gamma = expm1_up(next_up(static_cast<double>(ni) * ui + static_cast<double>(N) * p.acc.u));
+    const double growth = next_up(next_up(std::exp(next_up(static_cast<double>(ni) * 2 * ui + static_cast<double>(N1) * p.acc.u))));
+    Dyadic underflow_scale;
+    if (k_ >= 2) underflow_scale = Dyadic::of(mul_up(static_cast<double>(k_ - 1), growth)) * Dyadic(1, p.acc.eta_exponent);
+    if (ni > 0) {
+      underflow_scale = underflow_scale + Dyadic::of(mul_up(static_cast<double>(ni), growth)) * Dyadic(1, p.in.eta_exponent);
+    }
+    // A pairwise path rounds its intermediates (partial results) to the input format as well: with
+    // TF32 they must stay below TF32's Ω, not only the accumulator's.
+    FormatConstants partial = p.acc;
+    if (p.rounds_inputs) partial.omega = std::min(partial.omega, p.in.omega);
+    // gamma_parts / underflow_parts stay 0: a profile never takes the fixed-width one-term path.
+    it = by_k_.emplace(K, KConstants{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
+                                     OverflowCertificate(N1, partial, p.rounds_inputs ? p.in.digits - 1 : 0, ni)})
+             .first;
+  }
   if (it == by_k_.end()) {
     const std::int64_t N = K + k_ - 2;
     const std::int64_t N1 = N >= 1 ? N + 1 : 0;
@@ -168,6 +245,40 @@ typename TermTruth<T>::KConstants& TermTruth<T>::constants(std::int64_t K) {
   last_k_ = K;
   last_ = &it->second;
   return *last_;
+}
+
+template <class T>
+template <class MaxP>
+void TermTruth<T>::profile_element(KConstants& c, const Dyadic& abs_exact, const Dyadic& magnitude_exact,
+                                   double magnitude_down, MaxP&& max_p, bool input_overflow, ElementTruth& t) {
+  const ProfileBound& p = *profile_;
+  // Partial results against Ω_a (§8): M with the accumulator's and the input rounding's growth.
+  const bool partial = !input_overflow && (magnitude_exact.is_zero() ||
+                                           c.sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down));
+  bool partial_nonfactoring = partial;
+  if (!partial && !input_overflow) {
+    partial_nonfactoring = product_certificate_.below_omega(max_p()) && c.sum_certificate.below_omega(abs_exact);
+  }
+  t.bounded = !std::isinf(c.gamma);
+  // The final conversion (§8): |s| + E_a < Ω_o, for a finite class only (an infinite or NaN
+  // partial result stays one through the conversion).
+  bool final_ok = true;
+  if (t.bounded) {
+    Dyadic e = c.gamma_exact * abs_exact;
+    if (!c.underflow_scale.is_zero()) e = sum_of(e, c.underflow_scale * magnitude_exact);
+    const Dyadic reach = sum_of(t.exact.abs(), e);  // |s| + E_a
+    // E_a + u_o·(|s| + E_a) + η_o, exactly: u_o and η_o are powers of two.
+    t.scaled_bound = sum_of(sum_of(e, Dyadic(reach.mantissa(), reach.exponent() - p.out.digits)),
+                            Dyadic(1, p.out.eta_exponent));
+    t.bound = t.scaled_bound.round<double>(Rounding::up);
+    final_ok = compare(reach, Dyadic::of(p.out.omega)) < 0;
+  } else {
+    t.bound = std::numeric_limits<double>::infinity();
+    final_ok = false;
+  }
+  if (t.value_class != ValueClass::finite) final_ok = true;
+  t.no_overflow = partial && final_ok;
+  t.no_overflow_nonfactoring = partial_nonfactoring && final_ok;
 }
 
 template <class T>
@@ -195,6 +306,9 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
   ExactTerm max_grow{0, 0};               // max_j P_j over the others (m = 0: none yet)
   bool any_wide = false;
   bool pos_inf = false, neg_inf = false, nan_term = false;
+  // §8: a finite input above the input rounding's Ω could round to ±Inf there.
+  bool input_overflow = false;
+  const double input_omega = profile_ && profile_->rounds_inputs ? profile_->in.omega : 0.0;
   for (const std::int64_t g : terms) {
     const auto at = [&](int m) { return factors[static_cast<std::size_t>(m)][g]; };
     bool has_nan = false, has_inf = false, has_zero = false, negative = false;
@@ -205,6 +319,7 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
       negative ^= std::signbit(x);
       if (std::isinf(x)) { has_inf = true; continue; }
       if (x == 0) { has_zero = true; continue; }
+      if (input_omega != 0 && std::fabs(static_cast<double>(x)) > input_omega) input_overflow = true;
       const Decomposed d = decompose(x);
       product.multiply(d);
       if (std::fabs(x) > T(1)) grow.multiply(d);
@@ -268,7 +383,10 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
                   : neg_inf                 ? ValueClass::neg_inf
                                             : ValueClass::finite;
   bool single = false;  // ŝ* already rounded
-  if (path_ == ExactPath::fixed && finite_terms.size() <= 1 && grow_terms.size() <= 1 && !any_wide) {
+  // The fixed-width one-term path computes §2's bound for f32/f64: not under a profile, nor for
+  // the 16-bit formats (the general path is exact for every format).
+  if (path_ == ExactPath::fixed && !profile_ && !is_half_type_v<T> && finite_terms.size() <= 1 &&
+      grow_terms.size() <= 1 && !any_wide) {
     // One term at most (passthrough, diagonals, outer products, most VJP elements): no GMP.
     const ExactTerm none{0, 0};
     compute_single(finite_terms.empty() ? none : finite_terms.front(), grow_terms.empty() ? none : grow_terms.front(),
@@ -300,31 +418,37 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     t.abs_sum = abs_exact.round<double>(Rounding::up);
     t.magnitude = magnitude_exact.round<double>(Rounding::up);
     const double magnitude_down = magnitude_exact.round<double>(Rounding::down);
-    // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
-    // (every term the product of its own factors, then summed) even when M >= Ω.
-    t.no_overflow =
-        magnitude_exact.is_zero() || c.sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
-    if (t.no_overflow) {
-      t.no_overflow_nonfactoring = true;
-    } else {
+    const auto max_p = [&] {
       const Dyadic wide_max_grow = wide ? wide->max_grow : Dyadic();
-      const Dyadic max_p = max_grow.m == 0 ? wide_max_grow
-                                           : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
-                                                      [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
-      t.no_overflow_nonfactoring = product_certificate_.below_omega(max_p) && c.sum_certificate.below_omega(abs_exact);
-    }
-    // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
-    // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
-    t.bounded = !std::isinf(gamma);
-    if (t.bounded && gamma == 0) {  // the passthrough: exact
-      t.bound = 0;
-    } else if (t.bounded) {
-      Dyadic bound = c.gamma_exact * abs_exact;
-      if (k >= 2) bound = sum_of(bound, c.underflow_scale * magnitude_exact);
-      t.scaled_bound = std::move(bound);
-      t.bound = t.scaled_bound.round<double>(Rounding::up);
+      return max_grow.m == 0 ? wide_max_grow
+                             : std::max(Dyadic::of_u128(max_grow.m, max_grow.e, false), wide_max_grow,
+                                        [](const Dyadic& a, const Dyadic& b) { return compare(a, b) < 0; });
+    };
+    if (profile_) {
+      profile_element(c, abs_exact, magnitude_exact, magnitude_down, max_p, input_overflow, t);
     } else {
-      t.bound = std::numeric_limits<double>::infinity();
+      // §2/§3: M·(1+u)^N' < Ω certifies every path; the sharper pair certifies non-factoring paths
+      // (every term the product of its own factors, then summed) even when M >= Ω.
+      t.no_overflow =
+          magnitude_exact.is_zero() || c.sum_certificate.below_omega(magnitude_exact, t.magnitude, magnitude_down);
+      if (t.no_overflow) {
+        t.no_overflow_nonfactoring = true;
+      } else {
+        t.no_overflow_nonfactoring = product_certificate_.below_omega(max_p()) && c.sum_certificate.below_omega(abs_exact);
+      }
+      // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
+      // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
+      t.bounded = !std::isinf(gamma);
+      if (t.bounded && gamma == 0) {  // the passthrough: exact
+        t.bound = 0;
+      } else if (t.bounded) {
+        Dyadic bound = c.gamma_exact * abs_exact;
+        if (k >= 2) bound = sum_of(bound, c.underflow_scale * magnitude_exact);
+        t.scaled_bound = std::move(bound);
+        t.bound = t.scaled_bound.round<double>(Rounding::up);
+      } else {
+        t.bound = std::numeric_limits<double>::infinity();
+      }
     }
   }
 
@@ -393,19 +517,22 @@ void TermTruth<T>::compute_single(const ExactTerm& term, const ExactTerm& grow, 
 
 template class TermTruth<float>;
 template class TermTruth<double>;
+template class TermTruth<Float16>;
+template class TermTruth<BFloat16>;
 
 }  // namespace detail
 
 namespace {
 
 template <class T>
-MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs, ExactPath path) {
+MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs, ExactPath path,
+                        const std::optional<detail::ProfileBound>& profile) {
   const Shape gshape = detail::global_shape(e);
   const auto broadcast = detail::broadcast_operands<T>(e, inputs);
   const int k = static_cast<int>(e.operands.size());
   std::vector<const T*> factors;
   for (const auto& b : broadcast) factors.push_back(b.data());
-  detail::TermTruth<T> truth(format_constants<T>(), k, path);
+  detail::TermTruth<T> truth(format_constants<T>(), k, path, profile);
 
   MultisetEinsum out;
   out.rounded = Tensor(dtype_of_v<T>, e.output_shape);
@@ -421,12 +548,29 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs, 
   return out;
 }
 
+/// The truth of a float einsum under `profile` (its dtype's default: §2) along `path`.
+MultisetEinsum multiset_of(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path,
+                           const PrecisionProfile* profile) {
+  if (inputs.empty() || !is_float(inputs.front().dtype())) harness_bug("multiset_einsum called on a non-float einsum");
+  const DType dtype = inputs.front().dtype();
+  const std::optional<detail::ProfileBound> bound =
+      profile ? detail::profile_bound(dtype, *profile) : std::optional<detail::ProfileBound>();
+  MultisetEinsum out = visit_dtype(dtype, [&](auto tag) -> MultisetEinsum {
+    using T = decltype(tag);
+    if constexpr (is_float_type_v<T>) {
+      return multiset<T>(einsum, inputs, path, bound);
+    } else {
+      harness_bug("multiset_einsum called on a non-float einsum");
+    }
+  });
+  if (bound) out.profile = *profile;
+  return out;
+}
+
 }  // namespace
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path) {
-  if (inputs.front().dtype() == DType::f32) return multiset<float>(einsum, inputs, path);
-  if (inputs.front().dtype() == DType::f64) return multiset<double>(einsum, inputs, path);
-  harness_bug("multiset_einsum called on a non-float einsum");
+  return multiset_of(einsum, inputs, path, nullptr);
 }
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
@@ -435,9 +579,7 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
                                const PrecisionProfile& profile) {
-  // Staging: ORACLE §8's profile bounds are not implemented yet; only the default profile is judged.
-  if (!is_storage_profile(inputs.empty() ? profile.accumulate : inputs.front().dtype(), profile)) harness_bug("multiset_einsum: precision profiles are not implemented yet");
-  return multiset_einsum(einsum, inputs);
+  return multiset_of(einsum, inputs, ExactPath::fixed, &profile);
 }
 
 }  // namespace einfuzz::reference

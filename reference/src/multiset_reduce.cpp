@@ -7,6 +7,7 @@
 
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
+#include "element_truth.hpp"
 #include "exact_bounds.hpp"
 #include "materialise.hpp"
 
@@ -26,9 +27,44 @@ double bound_for_report(const ElementTruth& t) {
   return t.scaled_bound.round_quotient<double>(t.divisor, Rounding::up);
 }
 
+/// e + u_o·(|s| + e) + η_o with everything scaled by `scale` (mean's n), exactly (ORACLE §8's final
+/// conversion to the output dtype); `reach` = |s| + e, scaled.
+Dyadic with_conversion(const Dyadic& e, const Dyadic& reach, std::int64_t scale, const FormatConstants& out) {
+  return e + Dyadic(reach.mantissa(), reach.exponent() - out.digits) +
+         Dyadic(mpz_class(static_cast<long>(scale)), out.eta_exponent);
+}
+
+/// ORACLE §8's final-value certificate |s| + E < Ω_o, all scaled by `scale`.
+bool below_output_omega(const Dyadic& reach, std::int64_t scale, const FormatConstants& out) {
+  return compare(reach, Dyadic::of(out.omega) * Dyadic(mpz_class(static_cast<long>(scale)), 0)) < 0;
+}
+
+/// sum and mean under a profile (ORACLE §8): the einsum rule with k = 1 (N = n − 1) in the
+/// accumulator; mean adds three accumulator roundings (n itself, 1/n or the division, the
+/// product) and η_a, then the final conversion.
+void profile_additive(ElementTruth& t, const Dyadic& abs_exact, std::int64_t n, bool mean, const detail::ProfileBound& p) {
+  const std::int64_t N = std::max<std::int64_t>(n - 1, 0) + (mean ? 3 : 0);
+  const double g = detail::expm1_up(static_cast<double>(N) * p.acc.u);
+  t.no_overflow = detail::OverflowCertificate(n, p.acc).below_omega(abs_exact);
+  t.bounded = !std::isinf(g);
+  const std::int64_t scale = mean ? t.divisor : 1;
+  if (t.bounded) {
+    // Scaled by n for a mean: n·E_q = g·S + n·η_a.
+    Dyadic e = Dyadic::of(g) * abs_exact;
+    if (mean) e = e + Dyadic(mpz_class(static_cast<long>(scale)), p.acc.eta_exponent);
+    const Dyadic reach = t.exact.abs() + e;
+    t.scaled_bound = with_conversion(e, reach, scale, p.out);
+    if (t.value_class == ValueClass::finite) t.no_overflow = t.no_overflow && below_output_omega(reach, scale, p.out);
+  } else if (t.value_class == ValueClass::finite) {
+    t.no_overflow = false;
+  }
+  t.no_overflow_nonfactoring = t.no_overflow;
+}
+
 /// sum and mean: the einsum rules with one factor per term (k = 1, K = n, so N' = n for n >= 2).
 template <class T>
-ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatConstants& fc) {
+ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatConstants& fc,
+                            const std::optional<detail::ProfileBound>& profile) {
   ElementTruth t;
   const auto n = static_cast<std::int64_t>(fibre.size());
   t.terms = n;
@@ -58,6 +94,12 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
   const std::int64_t rounds = n >= 2 ? n : 0;
   // Certificate Σ|x|·(1+u)^n < Ω (§4), over the finite values, decided exactly. One operand: no
   // backend can factor a reduction, so the non-factoring certificate is the same.
+  if (mean) t.divisor = std::max<std::int64_t>(n, 1);
+  if (profile) {
+    profile_additive(t, abs_exact, n, mean, *profile);
+    t.bound = bound_for_report(t);
+    return t;
+  }
   t.no_overflow = detail::OverflowCertificate(n, fc).below_omega(abs_exact);
   t.no_overflow_nonfactoring = t.no_overflow;
   if (mean) {
@@ -75,7 +117,10 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
 
 /// prod: the exact product, γ_n·|Π| when every sub-product is certified (§4).
 template <class T>
-ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& fc) {
+ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& storage,
+                           const std::optional<detail::ProfileBound>& profile) {
+  // Under a profile (ORACLE §8) the sub-products live in the accumulator: its certificates.
+  const FormatConstants& fc = profile ? profile->acc : storage;
   ElementTruth t;
   const auto n = static_cast<std::int64_t>(fibre.size());
   t.terms = std::max<std::int64_t>(n, 1);  // the empty product is the one term 1, never "empty"
@@ -111,8 +156,23 @@ ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& fc) 
   }
   t.abs_sum = product.abs().round<double>(Rounding::up);
   t.magnitude = t.abs_sum;
-  // γ_n·|Π| (exact for n <= 1), with |Π| exact: a zero product has a zero bound.
-  if (n >= 2) t.scaled_bound = times_gamma(gamma_up(n, fc.u), product.abs(), t.bounded);
+  if (profile) {
+    // One term of n factors (N = n − 1) in the accumulator, then the final conversion.
+    const double g = n >= 2 ? detail::expm1_up(static_cast<double>(n - 1) * fc.u) : 0.0;
+    t.bounded = !std::isinf(g);
+    if (t.bounded) {
+      const Dyadic e = g == 0 ? Dyadic() : Dyadic::of(g) * product.abs();
+      const Dyadic reach = product.abs() + e;
+      t.scaled_bound = with_conversion(e, reach, 1, profile->out);
+      if (t.value_class == ValueClass::finite) t.no_overflow = t.no_overflow && below_output_omega(reach, 1, profile->out);
+    } else if (t.value_class == ValueClass::finite) {
+      t.no_overflow = false;
+    }
+    t.no_overflow_nonfactoring = t.no_overflow;
+  } else if (n >= 2) {
+    // γ_n·|Π| (exact for n <= 1), with |Π| exact: a zero product has a zero bound.
+    t.scaled_bound = times_gamma(gamma_up(n, fc.u), product.abs(), t.bounded);
+  }
   t.bound = bound_for_report(t);
   return t;
 }
@@ -122,7 +182,7 @@ ExtremeTruth extreme_truth(std::span<const T> fibre, bool is_max) {
   ExtremeTruth t;
   t.all_nan = true;
   bool first = true, neg_zero = false, pos_zero = false;
-  T best = 0;
+  T best{};
   for (T x : fibre) {
     if (std::isnan(x)) { t.any_nan = true; continue; }
     t.all_nan = false;
@@ -136,7 +196,7 @@ ExtremeTruth extreme_truth(std::span<const T> fibre, bool is_max) {
 }
 
 template <class T>
-MultisetReduce multiset(const CheckedReduce& r, const Tensor& input) {
+MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::optional<detail::ProfileBound>& profile) {
   const FormatConstants fc = format_constants<T>();
   const std::vector<T> rows = detail::fibre_rows<T>(r, input.values<T>());
   const auto n = static_cast<std::size_t>(r.fibre_size);
@@ -152,8 +212,8 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input) {
       out.extremes.push_back(t);
       continue;
     }
-    const ElementTruth t = r.kind == Reduction::prod ? product_truth(fibre, fc)
-                                                     : additive_truth(fibre, r.kind == Reduction::mean, fc);
+    const ElementTruth t = r.kind == Reduction::prod ? product_truth(fibre, fc, profile)
+                                                     : additive_truth(fibre, r.kind == Reduction::mean, fc, profile);
     switch (t.value_class) {
       case ValueClass::nan: rounded[o] = std::numeric_limits<T>::quiet_NaN(); break;
       case ValueClass::pos_inf: rounded[o] = std::numeric_limits<T>::infinity(); break;
@@ -172,16 +232,25 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input) {
 }  // namespace
 
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input) {
-  const bool supported = reduce.kind != Reduction::any && reduce.kind != Reduction::all;
-  if (supported && input.dtype() == DType::f32) return multiset<float>(reduce, input);
-  if (supported && input.dtype() == DType::f64) return multiset<double>(reduce, input);
-  harness_bug("multiset_reduce called on an exact (integer/bool/any/all) reduce");
+  return multiset_reduce(reduce, input, storage_profile(input.dtype()));
 }
 
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile) {
-  // Staging: ORACLE §8's profile bounds are not implemented yet; only the default profile is judged.
-  if (!is_storage_profile(input.dtype(), profile)) harness_bug("multiset_reduce: precision profiles are not implemented yet");
-  return multiset_reduce(reduce, input);
+  const bool supported = reduce.kind != Reduction::any && reduce.kind != Reduction::all && is_float(input.dtype());
+  if (!supported) harness_bug("multiset_reduce called on an exact (integer/bool/any/all) reduce");
+  // round_inputs is an einsum (matrix unit) matter, never a reduction's (ORACLE §8).
+  const PrecisionProfile effective{profile.accumulate, InputRounding::none};
+  const std::optional<detail::ProfileBound> bound = detail::profile_bound(input.dtype(), effective);
+  MultisetReduce out = visit_dtype(input.dtype(), [&](auto tag) -> MultisetReduce {
+    using T = decltype(tag);
+    if constexpr (is_float_type_v<T>) {
+      return multiset<T>(reduce, input, bound);
+    } else {
+      harness_bug("multiset_reduce called on a non-float reduce");
+    }
+  });
+  if (bound) out.profile = effective;
+  return out;
 }
 
 }  // namespace einfuzz::reference

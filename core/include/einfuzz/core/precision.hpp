@@ -37,4 +37,17 @@ inline bool is_storage_profile(DType dtype, const PrecisionProfile& p) noexcept 
   return p == storage_profile(dtype);
 }
 
+/// True when `p` is a profile a backend may declare for the float dtype `dtype` (ORACLE §8): the
+/// accumulator holds every value of the dtype exactly (at least its precision and its exponent
+/// range: f16 in f16, f32 or f64; bf16 in bf16, f32 or f64; f32 in f32 or f64; f64 in f64), and
+/// inputs are rounded to TF32 only from a dtype within TF32's exponent range (f32, and f16/bf16,
+/// where it is exact).
+inline bool is_valid_profile(DType dtype, const PrecisionProfile& p) noexcept {
+  if (!is_float(dtype) || !is_float(p.accumulate)) return false;
+  const FloatFormat d = *dtype_info(dtype).format, a = *dtype_info(p.accumulate).format;
+  if (a.digits < d.digits || a.max_exponent < d.max_exponent || a.min_exponent > d.min_exponent) return false;
+  if (const auto r = input_rounding_format(p.round_inputs)) return d.max_exponent <= r->max_exponent;
+  return true;
+}
+
 }  // namespace einfuzz

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -61,6 +62,8 @@ struct ElementTruth {
 struct MultisetEinsum {
   Tensor rounded;
   std::vector<ElementTruth> elements;  ///< row-major over the output
+  /// The precision profile whose ORACLE §8 bound the enclosures are; none: the dtype's default (§2).
+  std::optional<PrecisionProfile> profile;
 };
 
 /// The multiset oracle of a checked float einsum. Inputs as for evaluate_einsum. The enclosures are
@@ -95,6 +98,8 @@ struct MultisetReduce {
   Tensor rounded;
   std::vector<ElementTruth> elements;   ///< sum, mean, prod
   std::vector<ExtremeTruth> extremes;   ///< min, max
+  /// The precision profile whose ORACLE §8 bound the enclosures are; none: the dtype's default (§4).
+  std::optional<PrecisionProfile> profile;
 };
 
 /// The multiset oracle of a checked float reduce of kind sum, mean, prod, min or max.
@@ -114,6 +119,8 @@ struct FormatConstants {
 };
 template <class T>
 FormatConstants format_constants();
+/// The same for a format without a dtype (TF32, `input_rounding_format`).
+FormatConstants format_constants(const FloatFormat& format);
 
 /// Upper bounds, computed with outward rounding: γ_n = n·u/(1 − n·u) (+inf when n·u >= 1) and
 /// (1 + u)^n.
