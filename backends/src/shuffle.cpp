@@ -5,6 +5,7 @@
 #include "einfuzz/backends/shuffle.hpp"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,13 +73,38 @@ std::uint64_t case_content_hash(const Case& c) {
   return h.value();
 }
 
+/// What shuffle evaluates: the standard dtypes and kinds plus f16 and bf16.
+Evaluates shuffle_evaluates() {
+  Evaluates e = standard_evaluates();
+  e.dtypes.push_back(DType::f16);
+  e.dtypes.push_back(DType::bf16);
+  return e;
+}
+
+/// "f16 accumulate f32, bf16 accumulate bf16, f32 accumulate f64 round_inputs tf32, f64 accumulate f64".
+std::string profiles_text(const Capabilities& caps) {
+  std::string s;
+  for (const DType d : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+    const PrecisionProfile p = caps.profile(d);
+    s += (s.empty() ? "" : ", ") + std::string(dtype_name(d)) + " accumulate " + std::string(dtype_name(p.accumulate));
+    if (p.round_inputs != InputRounding::none) s += " round_inputs " + std::string(input_rounding_name(p.round_inputs));
+  }
+  return s;
+}
+
 class ShuffleBackend final : public Backend {
  public:
   explicit ShuffleBackend(const ShuffleOptions& options)
       : options_(options),
-        caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, options.factoring,
-                                "einfuzz shuffle (seed " + std::to_string(options.seed) + ")")) {
+        caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, options.factoring, "", shuffle_evaluates())) {
     caps_.vjp = options.vjp;  // tie rule equal-share (the default)
+    for (const DType d : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
+      const PrecisionProfile p = shuffle_profile(options, d);
+      if (!is_valid_profile(d, p)) throw std::invalid_argument("shuffle: an invalid precision profile for " + std::string(dtype_name(d)));
+      caps_.accumulate.emplace_back(d, p.accumulate);
+      if (p.round_inputs != InputRounding::none) caps_.round_inputs.emplace_back(d, p.round_inputs);
+    }
+    caps_.version = "einfuzz shuffle (seed " + std::to_string(options.seed) + "; " + profiles_text(caps_) + ")";
   }
   std::string_view name() const override { return "shuffle"; }
   const Capabilities& capabilities() const override { return caps_; }
@@ -91,15 +117,16 @@ class ShuffleBackend final : public Backend {
     }
     if (c.is_vjp()) return options_.vjp ? vjp(c) : BackendResult(Unsupported{"shuffle: VJPs are off (ShuffleOptions::vjp)"});
     // Each evaluation draws from the case's own stream.
-    return run_checked(
+    const PrecisionProfile profile = caps_.profile(c.dtype);
+    return run_checked<true>(
         c, options_.limits,
         [&](auto tag, const CheckedEinsum& e, const Case& x) -> BackendResult {
           Rng rng(Rng::mix(options_.seed, case_content_hash(x)));
-          return shuffle_detail::shuffle_einsum<decltype(tag)>(e, x.inputs, rng, options_);
+          return shuffle_detail::shuffle_einsum<decltype(tag)>(e, x.inputs, rng, options_, profile);
         },
         [&](auto tag, const CheckedReduce& r, const Case& x) -> BackendResult {
           Rng rng(Rng::mix(options_.seed, case_content_hash(x)));
-          return shuffle_detail::shuffle_reduce<decltype(tag)>(r, x.inputs[0], rng, options_);
+          return shuffle_detail::shuffle_reduce<decltype(tag)>(r, x.inputs[0], rng, options_, profile);
         });
   }
 
@@ -127,6 +154,25 @@ class ShuffleBackend final : public Backend {
 };
 
 }  // namespace
+
+PrecisionProfile shuffle_profile(const ShuffleOptions& options, DType dtype) {
+  for (const auto& [d, p] : options.profiles) {
+    if (d == dtype) return p;
+  }
+  PrecisionProfile p = storage_profile(dtype);
+  if (!options.random_profiles || !is_float(dtype) || dtype == DType::f64) return p;
+  // A stream of its own per dtype, from the seed alone: the profile is the backend's, not a case's.
+  Rng rng(Rng::mix(options.seed, 0x5052'4f46'0000'0000ULL + static_cast<std::uint64_t>(dtype)));
+  if (is_half(dtype)) {
+    constexpr DType kAccumulators[] = {DType::f32, DType::f64};
+    const std::uint64_t pick = rng.below(3);
+    if (pick > 0) p.accumulate = kAccumulators[pick - 1];
+  } else {
+    if (rng.chance(1, 2)) p.accumulate = DType::f64;
+    if (rng.chance(1, 3)) p.round_inputs = InputRounding::tf32;
+  }
+  return p;
+}
 
 std::unique_ptr<Backend> make_shuffle_backend(const ShuffleOptions& options) {
   return std::make_unique<ShuffleBackend>(options);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "einfuzz/core/choice.hpp"
+#include "einfuzz/core/half.hpp"
+#include "einfuzz/core/precision.hpp"
 #include "einfuzz/core/scalar.hpp"
 #include "einfuzz/core/tensor.hpp"
 
@@ -86,7 +88,9 @@ class Shuffler {
       if ((x.pending || y.pending) && rng_.chance(3, 4)) {
         const bool fuse_x = x.pending && (!y.pending || rng_.chance(1, 2));
         const Node<W>& p = fuse_x ? x : y;
-        return {std::fma(p.a, p.b, resolve(fuse_x ? y : x))};
+        // A 16-bit W fuses in binary32 and rounds once more: still within the two roundings an
+        // unfused multiply-add would have.
+        return {static_cast<W>(std::fma(p.a, p.b, resolve(fuse_x ? y : x)))};
       }
     }
     const W l = resolve(x);
@@ -151,6 +155,9 @@ struct Wider;
 template <> struct Wider<float> { using type = double; };
 // x87 extended (or quad) where long double is wider than double; otherwise no wider format.
 template <> struct Wider<double> { using type = long double; };
+// The 16-bit formats: binary32, rounded once at the end (the N' rounding of ORACLE §2).
+template <> struct Wider<Float16> { using type = float; };
+template <> struct Wider<BFloat16> { using type = float; };
 template <> struct Wider<std::int32_t> { using type = std::int64_t; };  // wraps to the same low bits
 template <> struct Wider<std::int64_t> { using type = std::int64_t; };
 
@@ -168,6 +175,42 @@ decltype(auto) with_accumulator(bool allow_wider, Rng& rng, Fn&& fn) {
     }
     return fn(std::type_identity<T>{});
   }
+}
+
+/// with_accumulator under a declared precision profile (ORACLE §8): a float T whose profile
+/// accumulates in T itself may still be accumulated wider (§2 allows it; §8's final conversion
+/// pays for it under TF32 input rounding); one that declares a wider accumulator is accumulated in
+/// exactly that format and rounded once to T at the end. Other T as with_accumulator.
+template <class T, class Fn>
+decltype(auto) with_profile_accumulator(const PrecisionProfile& profile, bool allow_wider, Rng& rng, Fn&& fn) {
+  if constexpr (is_float_type_v<T>) {
+    if (profile.accumulate != dtype_of_v<T>) {
+      if (profile.accumulate == DType::f32) return fn(std::type_identity<float>{});
+      return fn(std::type_identity<double>{});  // is_valid_profile: f32 or f64 only, wider than T
+    }
+  }
+  return with_accumulator<T>(allow_wider, rng, std::forward<Fn>(fn));
+}
+
+/// x rounded to nearest even in TF32 (ORACLE §8's `round_inputs`: 11 significant bits, binary32's
+/// exponent range with subnormals, so that a value below 2^-126 keeps only multiples of 2^-136);
+/// ±Inf past TF32's overflow threshold; NaN, ±Inf and ±0 unchanged.
+inline double round_to_tf32(double x) {
+  if (!std::isfinite(x) || x == 0) return x;
+  const int e = std::max(std::ilogb(x), -126);
+  const double q = std::ldexp(1.0, e - 10);         // one unit in TF32's last place here
+  const double r = std::nearbyint(x / q) * q;        // exact scalings; ties to even (default mode)
+  if (std::fabs(r) > std::ldexp(2.0 - std::ldexp(1.0, -10), 127)) return std::copysign(HUGE_VAL, x);
+  return r == 0 ? std::copysign(0.0, x) : r;
+}
+
+/// W rounded to TF32 when `on` (W = float or double; a 16-bit W is TF32 already), else unchanged.
+template <class W>
+W tf32_if(bool on, W x) {
+  if constexpr (std::is_same_v<W, float> || std::is_same_v<W, double>) {
+    if (on) return static_cast<W>(round_to_tf32(static_cast<double>(x)));
+  }
+  return x;
 }
 
 }  // namespace einfuzz::shuffle_detail

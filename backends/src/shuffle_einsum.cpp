@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -42,8 +43,8 @@ struct Partial {
 template <class T, class W>
 class Evaluation {
  public:
-  Evaluation(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, bool fma)
-      : e_(e), rng_(rng), sh_(rng, fma), strides_(operand_strides(e)), coords_(e.axes.size(), 0) {
+  Evaluation(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, bool fma, bool tf32)
+      : e_(e), rng_(rng), sh_(rng, fma), tf32_(tf32), strides_(operand_strides(e)), coords_(e.axes.size(), 0) {
     for (const Axis& a : e.axes) lengths_.push_back(a.length);
     contracted_.assign(e.axes.size(), false);
     for (const int c : e.contracted) contracted_[static_cast<std::size_t>(c)] = true;
@@ -59,7 +60,7 @@ class Evaluation {
       nodes.clear();
       for_each_coord(e_.contracted, lengths_, coords_, [&] {
         factors.clear();
-        for (std::size_t m = 0; m < x_.size(); ++m) factors.push_back(read(m));
+        for (std::size_t m = 0; m < x_.size(); ++m) factors.push_back(tf32_if(tf32_, read(m)));
         nodes.push_back(sh_.product(factors));
       });
       out[o++] = static_cast<T>(sh_.sum(nodes));
@@ -158,7 +159,9 @@ class Evaluation {
     std::vector<Node<W>> nodes;
     for_each_coord(r.axes, lengths_, coords_, [&] {
       nodes.clear();
-      for_each_coord(summed, lengths_, coords_, [&] { nodes.push_back(sh_.pending(a.at(coords_), b.at(coords_))); });
+      for_each_coord(summed, lengths_, coords_, [&] {
+        nodes.push_back(sh_.pending(tf32_if(tf32_, a.at(coords_)), tf32_if(tf32_, b.at(coords_))));
+      });
       r.at(coords_) = sh_.sum(nodes);
     });
     return r;
@@ -167,6 +170,7 @@ class Evaluation {
   const CheckedEinsum& e_;
   Rng& rng_;
   Shuffler<W> sh_;
+  bool tf32_;  ///< every product's inputs are rounded to TF32 (ORACLE §8 `round_inputs`)
   std::vector<std::vector<std::int64_t>> strides_;
   std::vector<std::int64_t> coords_;
   Shape lengths_;
@@ -176,9 +180,9 @@ class Evaluation {
 
 template <class T, class W>
 void run_with(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, const ShuffleOptions& options,
-              std::span<T> out) {
+              bool tf32, std::span<T> out) {
   const bool fma = options.fma && rng.chance(2, 3);
-  Evaluation<T, W> eval(e, inputs, rng, fma);
+  Evaluation<T, W> eval(e, inputs, rng, fma, tf32);
   if (options.factoring && e.operands.size() >= 2 && rng.chance(1, 2)) {
     eval.factored(out, rng.chance(1, 2));
   } else {
@@ -189,22 +193,29 @@ void run_with(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, 
 }  // namespace
 
 template <class T>
-Tensor shuffle_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, const ShuffleOptions& options) {
+Tensor shuffle_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, Rng& rng, const ShuffleOptions& options,
+                      const PrecisionProfile& profile) {
   Tensor out(dtype_of_v<T>, e.output_shape);  // +0 / 0 everywhere
   // K = 0: no term exists and the value is +0 on every path; factoring must not turn it into
   // (Σ a)·(Σ_∅ b) = Inf·0 (ORACLE.md §3).
   if (e.output_size == 0 || e.contraction_size == 0) return out;
-  with_accumulator<T>(options.wider, rng, [&](auto wide) {
-    run_with<T, typename decltype(wide)::type>(e, inputs, rng, options, out.values<T>());
+  // TF32 holds every f16 and bf16 value: rounding them is the identity, only f32 is rounded.
+  const bool tf32 = std::is_same_v<T, float> && profile.round_inputs == InputRounding::tf32;
+  with_profile_accumulator<T>(profile, options.wider, rng, [&](auto wide) {
+    run_with<T, typename decltype(wide)::type>(e, inputs, rng, options, tf32, out.values<T>());
   });
   return out;
 }
 
-template Tensor shuffle_einsum<float>(const CheckedEinsum&, std::span<const Tensor>, Rng&, const ShuffleOptions&);
-template Tensor shuffle_einsum<double>(const CheckedEinsum&, std::span<const Tensor>, Rng&, const ShuffleOptions&);
-template Tensor shuffle_einsum<std::int32_t>(const CheckedEinsum&, std::span<const Tensor>, Rng&,
-                                             const ShuffleOptions&);
-template Tensor shuffle_einsum<std::int64_t>(const CheckedEinsum&, std::span<const Tensor>, Rng&,
-                                             const ShuffleOptions&);
+#define EINFUZZ_SHUFFLE_EINSUM(T)                                                                     \
+  template Tensor shuffle_einsum<T>(const CheckedEinsum&, std::span<const Tensor>, Rng&, const ShuffleOptions&, \
+                                    const PrecisionProfile&);
+EINFUZZ_SHUFFLE_EINSUM(float)
+EINFUZZ_SHUFFLE_EINSUM(double)
+EINFUZZ_SHUFFLE_EINSUM(Float16)
+EINFUZZ_SHUFFLE_EINSUM(BFloat16)
+EINFUZZ_SHUFFLE_EINSUM(std::int32_t)
+EINFUZZ_SHUFFLE_EINSUM(std::int64_t)
+#undef EINFUZZ_SHUFFLE_EINSUM
 
 }  // namespace einfuzz::shuffle_detail

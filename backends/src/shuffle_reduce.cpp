@@ -76,9 +76,15 @@ class ReduceEvaluation {
   /// The random-tree sum divided by n or multiplied by 1/n (the two paths §4's γ_{n+2} allows),
   /// in W, rounded once to T.
   T mean(std::span<const T> x) {
-    const W n = static_cast<W>(x.size());
     const W s = sum(x);
-    return static_cast<T>(rng_.chance(1, 2) ? s / n : s * (W(1) / n));
+    if constexpr (is_half_type_v<W>) {
+      // n is not a 16-bit value past 2048 (and +Inf past 65519): divide in binary32, round once.
+      const float n = static_cast<float>(x.size());
+      return static_cast<T>(W(rng_.chance(1, 2) ? static_cast<float>(s) / n : static_cast<float>(s) * (1.0f / n)));
+    } else {
+      const W n = static_cast<W>(x.size());
+      return static_cast<T>(rng_.chance(1, 2) ? s / n : s * (W(1) / n));
+    }
   }
 
   /// A random association (1 for an empty fibre).
@@ -114,9 +120,10 @@ class ReduceEvaluation {
 }  // namespace
 
 template <class T>
-Tensor shuffle_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng, const ShuffleOptions& options) {
+Tensor shuffle_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng, const ShuffleOptions& options,
+                      const PrecisionProfile& profile) {
   Tensor out(dtype_of_v<T>, r.output_shape);
-  with_accumulator<T>(options.wider, rng, [&](auto wide) {
+  with_profile_accumulator<T>(profile, options.wider, rng, [&](auto wide) {
     ReduceEvaluation<T, typename decltype(wide)::type> eval(rng);
     std::span<T> o = out.values<T>();
     std::size_t i = 0;
@@ -125,10 +132,15 @@ Tensor shuffle_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng, con
   return out;
 }
 
-template Tensor shuffle_reduce<float>(const CheckedReduce&, const Tensor&, Rng&, const ShuffleOptions&);
-template Tensor shuffle_reduce<double>(const CheckedReduce&, const Tensor&, Rng&, const ShuffleOptions&);
-template Tensor shuffle_reduce<std::int32_t>(const CheckedReduce&, const Tensor&, Rng&, const ShuffleOptions&);
-template Tensor shuffle_reduce<std::int64_t>(const CheckedReduce&, const Tensor&, Rng&, const ShuffleOptions&);
-template Tensor shuffle_reduce<Bool8>(const CheckedReduce&, const Tensor&, Rng&, const ShuffleOptions&);
+#define EINFUZZ_SHUFFLE_REDUCE(T) \
+  template Tensor shuffle_reduce<T>(const CheckedReduce&, const Tensor&, Rng&, const ShuffleOptions&, const PrecisionProfile&);
+EINFUZZ_SHUFFLE_REDUCE(float)
+EINFUZZ_SHUFFLE_REDUCE(double)
+EINFUZZ_SHUFFLE_REDUCE(Float16)
+EINFUZZ_SHUFFLE_REDUCE(BFloat16)
+EINFUZZ_SHUFFLE_REDUCE(std::int32_t)
+EINFUZZ_SHUFFLE_REDUCE(std::int64_t)
+EINFUZZ_SHUFFLE_REDUCE(Bool8)
+#undef EINFUZZ_SHUFFLE_REDUCE
 
 }  // namespace einfuzz::shuffle_detail

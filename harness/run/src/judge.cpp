@@ -378,11 +378,22 @@ Verdict aggregate(const Tensor& rounded, const std::vector<ElementTruth>* elemen
   return v;
 }
 
+/// What the any-order judge compared with, naming the precision profile when ORACLE §8's bound
+/// applied (the dtype's default profile is §2's plain "multiset value").
+std::string multiset_label(const std::optional<PrecisionProfile>& profile) {
+  if (!profile) return "multiset value";
+  std::string s = "multiset value; bound of ORACLE §8 for accumulate " + std::string(dtype_name(profile->accumulate));
+  if (profile->round_inputs != InputRounding::none) {
+    s += ", round_inputs " + std::string(input_rounding_name(profile->round_inputs));
+  }
+  return s;
+}
+
 }  // namespace
 
 Verdict judge_any_order(const reference::MultisetEinsum& truth, const Tensor& actual,
                         const AnyOrderJudgeOptions& options) {
-  return aggregate(truth.rounded, &truth.elements, actual, options.factoring, "multiset value",
+  return aggregate(truth.rounded, &truth.elements, actual, options.factoring, multiset_label(truth.profile),
                    [&](std::size_t i, auto r) { return judge_element(truth.elements[i], r, options); });
 }
 
@@ -411,7 +422,7 @@ Verdict judge_any_order(const reference::MultisetReduce& truth, const Tensor& ac
   }
   // Reductions never factor: one operand, so a sum of Infs of both signs is a certain NaN.
   const AnyOrderJudgeOptions options{false, strict_signed_zero};
-  return aggregate(truth.rounded, &truth.elements, actual, false, "multiset value",
+  return aggregate(truth.rounded, &truth.elements, actual, false, multiset_label(truth.profile),
                    [&](std::size_t i, auto r) { return judge_element(truth.elements[i], r, options); });
 }
 

@@ -66,6 +66,39 @@ Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendRe
                              {caps.factoring, options.strict_signed_zero, caps.tie_rule});
 }
 
+/// The profile an any-order backend's float result is judged under (ORACLE §8): its declared
+/// profile for the case's dtype; a reduce never rounds its inputs, so that part is dropped there.
+PrecisionProfile judged_profile(const Case& c, const Capabilities& caps) {
+  PrecisionProfile p = caps.profile(c.dtype);
+  if (c.op == Op::reduce) p.round_inputs = InputRounding::none;
+  return p;
+}
+
+/// The memoised multiset truth of a checked einsum (or reduce) under `p`: one per distinct profile.
+const reference::MultisetEinsum& einsum_truth(CaseOutcome& out, const CheckedEinsum& e, const Case& c,
+                                              const PrecisionProfile& p) {
+  if (is_storage_profile(c.dtype, p)) {
+    if (!out.multiset) out.multiset = reference::multiset_einsum(e, c.inputs);
+    return *out.multiset;
+  }
+  for (const auto& [q, truth] : out.profiled_multiset) {
+    if (q == p) return truth;
+  }
+  return out.profiled_multiset.emplace_back(p, reference::multiset_einsum(e, c.inputs, p)).second;
+}
+
+const reference::MultisetReduce& reduce_truth(CaseOutcome& out, const CheckedReduce& r, const Case& c,
+                                              const PrecisionProfile& p) {
+  if (is_storage_profile(c.dtype, p)) {
+    if (!out.multiset_reduce) out.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
+    return *out.multiset_reduce;
+  }
+  for (const auto& [q, truth] : out.profiled_multiset_reduce) {
+    if (q == p) return truth;
+  }
+  return out.profiled_multiset_reduce.emplace_back(p, reference::multiset_reduce(r, c.inputs[0], p)).second;
+}
+
 Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                       const RunOptions& options) {
   if (const auto* f = std::get_if<Fault>(&result)) return fault_verdict(*f);
@@ -96,16 +129,23 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
   // Integers wrap and bools are exact: every correct order gives the ordered result bit for bit.
   const bool exact = !is_float(c.dtype);
   if (caps.semantics == Semantics::ordered || exact) return judge_ordered(*reference.expected, actual, options.judge);
+  // A profile no backend may declare (ORACLE §8) has no bound: the declaration is the fault.
+  const PrecisionProfile profile = judged_profile(c, caps);
+  if (!is_valid_profile(c.dtype, profile)) {
+    return make_verdict(VerdictKind::crash,
+                        "protocol violation: declares accumulate " + std::string(dtype_name(profile.accumulate)) +
+                            ", round_inputs " + std::string(input_rounding_name(profile.round_inputs)) + " for " +
+                            std::string(dtype_name(c.dtype)) + ", not a valid precision profile (ORACLE §8)",
+                        "protocol");
+  }
   if (const auto* e = std::get_if<CheckedEinsum>(&*reference.checked)) {
-    if (!reference.multiset) reference.multiset = reference::multiset_einsum(*e, c.inputs);
-    return judge_any_order(*reference.multiset, actual, {caps.factoring, options.strict_signed_zero});
+    return judge_any_order(einsum_truth(reference, *e, c, profile), actual, {caps.factoring, options.strict_signed_zero});
   }
   const auto& r = std::get<CheckedReduce>(*reference.checked);
   if (caps.nan_profile == NanProfile::ordered && (r.kind == Reduction::min || r.kind == Reduction::max)) {
     return judge_ordered(*reference.expected, actual, options.judge);
   }
-  if (!reference.multiset_reduce) reference.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
-  return judge_any_order(*reference.multiset_reduce, actual, caps.nan_profile, options.strict_signed_zero);
+  return judge_any_order(reduce_truth(reference, r, c, profile), actual, caps.nan_profile, options.strict_signed_zero);
 }
 
 /// judge_backend, with any exception it throws treated as the harness bug it is: print and abort.
@@ -123,19 +163,21 @@ Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResul
 /// The multiset oracle judge_backend would compute for the answer of a backend with these
 /// capabilities, computed now: while the requests are in flight, and before an in-process backend
 /// could write to the inputs it reads.
-void prepare_multiset(CaseOutcome& out, const Case& c, Semantics semantics, NanProfile nan_profile) {
+void prepare_multiset(CaseOutcome& out, const Case& c, Semantics semantics, NanProfile nan_profile,
+                      const PrecisionProfile& profile) {
   if (!out.checked || semantics == Semantics::ordered || !is_float(c.dtype)) return;
   if (c.is_vjp()) {
     if (!out.multiset_vjp) out.multiset_vjp = multiset_vjp_of(*out.checked, c);
     return;
   }
+  if (!is_valid_profile(c.dtype, profile)) return;  // judged as the protocol violation it is
   if (const auto* e = std::get_if<CheckedEinsum>(&*out.checked)) {
-    if (!out.multiset) out.multiset = reference::multiset_einsum(*e, c.inputs);
+    einsum_truth(out, *e, c, profile);
     return;
   }
   const auto& r = std::get<CheckedReduce>(*out.checked);
   if (nan_profile == NanProfile::ordered && (r.kind == Reduction::min || r.kind == Reduction::max)) return;
-  if (!out.multiset_reduce) out.multiset_reduce = reference::multiset_reduce(r, c.inputs[0]);
+  reduce_truth(out, r, c, profile);
 }
 
 /// The boundary around one backend call (submit, collect or run): a backend that throws is a crash.
@@ -175,7 +217,12 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   std::vector<std::optional<BackendResult>> results(backends.size());
   std::vector<bool> submitted(backends.size(), false);
   // Read before the submit: a backend in flight is not asked anything until it is collected.
-  std::vector<std::pair<Semantics, NanProfile>> judged_as(backends.size());
+  struct JudgedAs {
+    Semantics semantics = Semantics::any_order;
+    NanProfile nan_profile = NanProfile::propagate;
+    PrecisionProfile profile;
+  };
+  std::vector<JudgedAs> judged_as(backends.size());
   // The inputs' bytes, copied once per case (not hashed twice per backend) and retaken only after a
   // backend changed them, so each backend is compared with what it was given.
   InputsSnapshot inputs;
@@ -199,7 +246,8 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   // case once submit returned, so only submit itself can touch the inputs.
   for (std::size_t i = 0; i < backends.size(); ++i) {
     if (!backends[i]->concurrent() || !supported(i)) continue;
-    judged_as[i] = {backends[i]->capabilities().semantics, backends[i]->capabilities().nan_profile};
+    const Capabilities& caps = backends[i]->capabilities();
+    judged_as[i] = {caps.semantics, caps.nan_profile, judged_profile(c, caps)};
     take_inputs();
     verdicts[i] = guarded([&] { backends[i]->submit(c); });
     submitted[i] = !verdicts[i];
@@ -212,7 +260,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
     out.checked = std::move(*checked);
     for (std::size_t i = 0; i < backends.size(); ++i) {
-      if (submitted[i]) prepare_multiset(out, c, judged_as[i].first, judged_as[i].second);
+      if (submitted[i]) prepare_multiset(out, c, judged_as[i].semantics, judged_as[i].nan_profile, judged_as[i].profile);
     }
   }
   const auto judge = [&](std::size_t i) {

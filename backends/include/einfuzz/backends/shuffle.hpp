@@ -5,6 +5,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/limits.hpp"
@@ -20,9 +22,22 @@ struct ShuffleOptions {
   Limits limits;           ///< the harness limits its checker applies (the run's)
   /// Declares and answers VJP cases (tie rule equal-share); off: VJP cases are `unsupported`.
   bool vjp = true;
+  /// Precision profiles (ORACLE §8) to declare and evaluate, per float dtype; each must be valid
+  /// for its dtype (is_valid_profile). A dtype without an entry gets one drawn from `seed` when
+  /// `random_profiles`, else its default profile.
+  std::vector<std::pair<DType, PrecisionProfile>> profiles;
+  bool random_profiles = true;
 };
 
-/// The `shuffle` backend: einsum on f32/f64/i32/i64, any-order semantics, factoring (as declared
+/// The profile a shuffle backend with `options` declares and evaluates for `dtype`: the entry in
+/// `options.profiles`, else (random_profiles) one drawn from the seed alone — f16 and bf16
+/// accumulate in themselves, f32 or f64; f32 in f32 or f64, inputs rounded to TF32 or not; f64
+/// in f64 — else the default. The same seed gives the same profiles on every machine.
+PrecisionProfile shuffle_profile(const ShuffleOptions& options, DType dtype);
+
+/// The `shuffle` backend: einsum on f16/bf16/f32/f64/i32/i64, any-order semantics, the precision
+/// profiles of `shuffle_profile` declared (capabilities `accumulate`, `round_inputs`, and the
+/// version text, which names the seed and the profiles) and evaluated as declared, factoring (as declared
 /// by `options.factoring`), NaN profile `propagate`. Reductions (every kind, bool included) fold each
 /// fibre in a random order: sum as a random tree, prod as a random association, mean as that sum
 /// then ÷n or ×(1/n), min/max with NaN propagating and either sign on a ±0 tie. An empty

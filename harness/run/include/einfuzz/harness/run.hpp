@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <utility>
 #include <vector>
 
 #include "einfuzz/backends/backend.hpp"
@@ -60,6 +61,11 @@ struct CaseOutcome {
   std::optional<reference::MultisetEinsum> multiset;
   /// The multiset oracle of a float reduce, computed when an any-order backend needs it.
   std::optional<reference::MultisetReduce> multiset_reduce;
+  /// The same two under the non-default precision profiles the any-order backends declared for
+  /// the case's dtype (ORACLE §8), one per distinct profile; `multiset`/`multiset_reduce` hold the
+  /// dtype's default profile's.
+  std::vector<std::pair<PrecisionProfile, reference::MultisetEinsum>> profiled_multiset;
+  std::vector<std::pair<PrecisionProfile, reference::MultisetReduce>> profiled_multiset_reduce;
   std::vector<BackendOutcome> backends;
   /// `expect` in the case disagrees with the reference's conclusion (a stale or wrong case file).
   std::optional<std::string> expect_failure;
