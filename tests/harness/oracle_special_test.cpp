@@ -203,6 +203,7 @@ TEST(OracleCertificates, SharperCertificateDecidesMoreElementsForNonFactoringBac
     ShuffleOptions options;
     options.seed = seed;
     options.factoring = false;
+    options.random_profiles = false;  // judged below by the default profile's truth (ORACLE §2)
     const Tensor result = std::get<Tensor>(make_shuffle_backend(options)->run(c));
     const auto truth = einsum_truth(c);
     const Verdict on = judge_any_order(truth, result, {true, false});
