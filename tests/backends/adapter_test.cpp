@@ -53,8 +53,9 @@ TEST(Adapter, EveryBackendDeclaresEveryOpDtypeAndReduction) {
     const Capabilities& caps = b->capabilities();
     EXPECT_EQ(caps.ops, (std::vector<Op>{Op::einsum, Op::reduce})) << b->name();
     std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean};
-    // eigen also evaluates the 16-bit floats (Eigen::half, Eigen::bfloat16).
-    if (b->name() == "eigen") dtypes.insert(dtypes.end(), {DType::f16, DType::bf16});
+    // eigen also evaluates the 16-bit floats (Eigen::half, Eigen::bfloat16); shuffle too, under its
+    // declared precision profiles (issue 14).
+    if (b->name() == "eigen" || b->name() == "shuffle") dtypes.insert(dtypes.end(), {DType::f16, DType::bf16});
     EXPECT_EQ(caps.dtypes, dtypes) << b->name();
     EXPECT_EQ(caps.reductions, (std::vector<std::string>{"sum", "prod", "mean", "min", "max", "any", "all"}));
     EXPECT_FALSE(caps.strided_inputs);
