@@ -175,11 +175,16 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
     req.dtype = expected.dtype();
     req.shape = expected.shape();
     if (is_float(req.dtype)) {
+      // The judge's truth is the backend's declared precision profile's (ORACLE §8); a reduce
+      // never rounds its inputs. An invalid declaration is judged as a fault, not by a bound.
+      PrecisionProfile profile = caps.profile(c.dtype);
+      if (c.op == Op::reduce) profile.round_inputs = InputRounding::none;
+      if (!is_valid_profile(c.dtype, profile)) profile = storage_profile(c.dtype);
       if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
-        req.accepted = accepted_sets(reference::multiset_einsum(*e, c.inputs),
+        req.accepted = accepted_sets(reference::multiset_einsum(*e, c.inputs, profile),
                                      {caps.factoring, options.run.strict_signed_zero});
       } else {
-        req.accepted = accepted_sets(reference::multiset_reduce(std::get<CheckedReduce>(*checked), c.inputs[0]),
+        req.accepted = accepted_sets(reference::multiset_reduce(std::get<CheckedReduce>(*checked), c.inputs[0], profile),
                                      caps.nan_profile, options.run.strict_signed_zero);
       }
       for (const AcceptedSet& a : req.accepted) req.described.push_back(detail::describe_accepted(a, req.dtype));
