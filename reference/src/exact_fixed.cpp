@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "einfuzz/core/half.hpp"
 #include "exact_sum.hpp"
 
 namespace einfuzz::reference {
@@ -133,6 +134,10 @@ template <int Parts>
 template <class T>
 T BasicExact<Parts>::round(Rounding mode) const {
   if (general_) return u_.dyadic.template round<T>(mode);
+  // The 16-bit formats (ORACLE §8's f16/bf16 truths) round through the general Dyadic.
+  if constexpr (is_half_type_v<T>) {
+    return dyadic().template round<T>(mode);
+  } else {
   const FixedDyadic high = part(0);
   if (high.is_zero()) return T(0);
   const FixedDyadic low = Parts > 1 ? part(Parts - 1) : FixedDyadic{};
@@ -159,6 +164,7 @@ T BasicExact<Parts>::round(Rounding mode) const {
   U192 m = high.m.shifted_left(static_cast<int>(shift + 1));
   m.w[0] |= 1;
   return round_part<T>(m, e - 1, negative_, mode);
+  }
 }
 
 template class BasicExact<1>;
@@ -167,6 +173,10 @@ template float BasicExact<1>::round<float>(Rounding) const;
 template double BasicExact<1>::round<double>(Rounding) const;
 template float BasicExact<2>::round<float>(Rounding) const;
 template double BasicExact<2>::round<double>(Rounding) const;
+template Float16 BasicExact<1>::round<Float16>(Rounding) const;
+template BFloat16 BasicExact<1>::round<BFloat16>(Rounding) const;
+template Float16 BasicExact<2>::round<Float16>(Rounding) const;
+template BFloat16 BasicExact<2>::round<BFloat16>(Rounding) const;
 
 template <class T>
 std::optional<FixedDyadic> fixed_distance(const Exact& s, T r) {

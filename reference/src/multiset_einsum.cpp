@@ -465,53 +465,58 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
 template <class T>
 void TermTruth<T>::compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t,
                                   T& rounded) {
-  // The general path's values from the same formulas, with S = |term| and M = grow exact in
-  // (at most) 127 bits and the bound's two products in 192 (exact_fixed.hpp).
-  t.exact.set_fixed({FixedDyadic{U192::of(term.m), term.e}}, term.negative);
-  // S rounded up and ŝ* (the same term rounded to nearest) from one truncation each where the
-  // values are normal; round_binary elsewhere. Correct rounding is unique: the same results.
-  Truncated<double> s;
-  if (term.m != 0 && truncate_normal(term.m, term.e, s)) {
-    t.abs_sum = s.inexact() ? s.successor() : s.down;
+  // Only f32/f64 take the fixed-width path (compute never calls it for the 16-bit formats).
+  if constexpr (is_half_type_v<T>) {
+    harness_bug("compute_single on a 16-bit format");
   } else {
-    t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
-  }
-  Truncated<T> v;
-  if (term.m != 0 && truncate_normal(term.m, term.e, v)) {
-    const T magnitude = v.half && (v.sticky || v.odd) ? v.successor() : v.down;
-    rounded = term.negative ? -magnitude : magnitude;
-  } else {
-    rounded = round_binary<T>(term.m, term.e, term.negative, Rounding::nearest_even);
-  }
-  double magnitude_down = 0;
-  Truncated<double> g;
-  if (grow.m != 0 && truncate_normal(grow.m, grow.e, g)) {
-    magnitude_down = g.down;
-    t.magnitude = g.inexact() ? g.successor() : g.down;
-  } else {
-    round_down_up(grow.m, grow.e, magnitude_down, t.magnitude);
-  }
-  if (grow.m == 0) {
-    t.no_overflow = true;
-  } else if (const std::optional<bool> quick = c.sum_certificate.decide(t.magnitude, magnitude_down)) {
-    t.no_overflow = *quick;
-  } else {
-    t.no_overflow = c.sum_certificate.below_omega(Dyadic::of_u128(grow.m, grow.e, false), t.magnitude, magnitude_down);
-  }
-  // One term: max_j P_j is its grow, S its magnitude.
-  t.no_overflow_nonfactoring = t.no_overflow || (product_certificate_.below_omega(Dyadic::of_u128(grow.m, grow.e, false)) &&
-                                                 c.sum_certificate.below_omega(Dyadic::of_u128(term.m, term.e, false)));
-  t.bounded = !std::isinf(c.gamma);
-  if (t.bounded && c.gamma == 0) {  // the passthrough: exact
-    t.bound = 0;
-  } else if (t.bounded) {
-    const FixedDyadic high{U192::product(c.gamma_parts.mantissa, term.m), c.gamma_parts.exponent + term.e};
-    FixedDyadic low;
-    if (k_ >= 2) low = {U192::product(c.underflow_parts.mantissa, grow.m), c.underflow_parts.exponent + grow.e};
-    t.scaled_bound.set_fixed({high, low}, false);
-    t.bound = t.scaled_bound.round<double>(Rounding::up);
-  } else {
-    t.bound = std::numeric_limits<double>::infinity();
+    // The general path's values from the same formulas, with S = |term| and M = grow exact in
+    // (at most) 127 bits and the bound's two products in 192 (exact_fixed.hpp).
+    t.exact.set_fixed({FixedDyadic{U192::of(term.m), term.e}}, term.negative);
+    // S rounded up and ŝ* (the same term rounded to nearest) from one truncation each where the
+    // values are normal; round_binary elsewhere. Correct rounding is unique: the same results.
+    Truncated<double> s;
+    if (term.m != 0 && truncate_normal(term.m, term.e, s)) {
+      t.abs_sum = s.inexact() ? s.successor() : s.down;
+    } else {
+      t.abs_sum = round_binary<double>(term.m, term.e, false, Rounding::up);
+    }
+    Truncated<T> v;
+    if (term.m != 0 && truncate_normal(term.m, term.e, v)) {
+      const T magnitude = v.half && (v.sticky || v.odd) ? v.successor() : v.down;
+      rounded = term.negative ? -magnitude : magnitude;
+    } else {
+      rounded = round_binary<T>(term.m, term.e, term.negative, Rounding::nearest_even);
+    }
+    double magnitude_down = 0;
+    Truncated<double> g;
+    if (grow.m != 0 && truncate_normal(grow.m, grow.e, g)) {
+      magnitude_down = g.down;
+      t.magnitude = g.inexact() ? g.successor() : g.down;
+    } else {
+      round_down_up(grow.m, grow.e, magnitude_down, t.magnitude);
+    }
+    if (grow.m == 0) {
+      t.no_overflow = true;
+    } else if (const std::optional<bool> quick = c.sum_certificate.decide(t.magnitude, magnitude_down)) {
+      t.no_overflow = *quick;
+    } else {
+      t.no_overflow = c.sum_certificate.below_omega(Dyadic::of_u128(grow.m, grow.e, false), t.magnitude, magnitude_down);
+    }
+    // One term: max_j P_j is its grow, S its magnitude.
+    t.no_overflow_nonfactoring = t.no_overflow || (product_certificate_.below_omega(Dyadic::of_u128(grow.m, grow.e, false)) &&
+                                                   c.sum_certificate.below_omega(Dyadic::of_u128(term.m, term.e, false)));
+    t.bounded = !std::isinf(c.gamma);
+    if (t.bounded && c.gamma == 0) {  // the passthrough: exact
+      t.bound = 0;
+    } else if (t.bounded) {
+      const FixedDyadic high{U192::product(c.gamma_parts.mantissa, term.m), c.gamma_parts.exponent + term.e};
+      FixedDyadic low;
+      if (k_ >= 2) low = {U192::product(c.underflow_parts.mantissa, grow.m), c.underflow_parts.exponent + grow.e};
+      t.scaled_bound.set_fixed({high, low}, false);
+      t.bound = t.scaled_bound.round<double>(Rounding::up);
+    } else {
+      t.bound = std::numeric_limits<double>::infinity();
+    }
   }
 }
 
