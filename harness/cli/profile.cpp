@@ -94,6 +94,11 @@ std::string status_of(const DtypeProfileReport& r) {
 }
 
 int run_profile(const ProfileFlags& f) {
+  if (const auto specs = split_backend_list(f.backend); specs.size() != 1) {
+    std::cerr << "error[invalidArgument]: profile takes one backend, '" << f.backend << "' names " << specs.size()
+              << "\n";
+    return 2;
+  }
   auto backend = make_single_backend("profile", f.backend, f.verdict);
   if (!backend) return 2;
   std::vector<DType> dtypes;

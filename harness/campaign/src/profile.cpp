@@ -95,10 +95,13 @@ std::vector<Series> series_for(DType dtype) {
     out.push_back({"big-then-ones", "2^" + std::to_string(p) + " then 1024 ones: each one is lost in the storage type", x, {}});
   }
   // Cancellation 2^e + x − 2^e, x half an ulp of 2^e in accumulator A (a tie, lost to even there),
-  // for every candidate accumulator narrower than f64; once with one x, once with sixteen.
-  std::vector<DType> narrower;  // the candidate accumulators below f64
-  if (dtype != DType::f64) narrower.push_back(dtype);
-  if (is_half(dtype)) narrower.push_back(DType::f32);
+  // for every format A narrower than f64: the candidates separate f64 from f32 from the dtype, the
+  // formats narrower than the dtype catch a backend that accumulates below what it declares (f64
+  // partial sums held in f32, f32 chunks added in bf16). Once with one x, once with sixteen.
+  std::vector<DType> narrower;
+  for (DType a : {dtype, DType::f32, DType::bf16, DType::f16}) {
+    if (a != DType::f64 && std::find(narrower.begin(), narrower.end(), a) == narrower.end()) narrower.push_back(a);
+  }
   for (DType a : narrower) {
     const int pa = dtype_info(a).format->digits;
     const int e = std::min(pa, f.max_exponent);
