@@ -3,7 +3,7 @@
 //
 // Layout (every read is total: missing bytes read as 0, so every byte string decodes):
 //
-//   byte 0   kind:  bit 0 op (0 einsum, 1 reduce); bits 1-3 dtype (% 5: f32 f64 i32 i64 bool);
+//   byte 0   kind:  bit 0 op (0 einsum, 1 reduce); bits 1-3 dtype (f32 f64 i32 i64 bool f16 bf16 i32);
 //                   bits 4-6 reduction (sum prod mean min max any all, 7 = an unknown name)
 //   byte 1   knobs: bit 0 generated; bits 1-2 tile width (8 4 1 8); bits 3-4 tasks
 //   generated:  a little-endian uint16 L, then L bytes for the case generator's ByteChoices face

@@ -50,6 +50,44 @@ T float_edge(Rng& rng, const std::uint8_t* neighbour) {
   }
 }
 
+/// The same edges for the 16-bit formats, built on their bits and their numeric_limits, plus the
+/// half-ulp tie 2^-p (1 + it rounds to 1) and 2^p (adding 1 to it is lost).
+template <class T>
+T half_edge(Rng& rng, const std::uint8_t* neighbour) {
+  using L = std::numeric_limits<T>;
+  constexpr int kMantissaBits = L::digits - 1;
+  constexpr auto kExponentMask = static_cast<std::uint16_t>(0x7fffu & ~((1u << kMantissaBits) - 1));
+  const bool negative = rng.chance(1, 2);
+  const auto with_sign = [&](T v) { return negative ? -v : v; };
+  switch (rng.below(15)) {
+    case 0: {
+      auto mantissa = static_cast<std::uint16_t>(rng.next() & ((1u << kMantissaBits) - 1));
+      if (rng.chance(1, 2)) mantissa |= static_cast<std::uint16_t>(1u << (kMantissaBits - 1));  // quiet bit
+      if (mantissa == 0) mantissa = 1;
+      return with_sign(T::from_bits(static_cast<std::uint16_t>(kExponentMask | mantissa)));
+    }
+    case 1: return with_sign(L::infinity());
+    case 2: return with_sign(T(0));
+    case 3: return with_sign(L::denorm_min());
+    case 4: return with_sign(T::from_bits(static_cast<std::uint16_t>(L::min().bits() - 1)));  // largest subnormal
+    case 5: return with_sign(L::min());
+    case 6: return with_sign(L::max());
+    case 7: return next_toward(T(1), T(2));
+    case 8: return next_toward(T(1), T(0));
+    case 9: return with_sign(T(1));
+    case 10: return with_sign(static_cast<T>(std::ldexp(1.0, static_cast<int>(rng.between(L::min_exponent - L::digits, L::max_exponent - 1)))));
+    case 11: {
+      if (!neighbour) return with_sign(T(1));
+      std::uint16_t bits;
+      std::memcpy(&bits, neighbour, sizeof bits);
+      return -T::from_bits(bits);
+    }
+    case 12: return with_sign(static_cast<T>(std::ldexp(1.0, -L::digits)));  // half an ulp of 1: a tie
+    case 13: return with_sign(static_cast<T>(std::ldexp(1.0, L::digits)));   // 2^p: + 1 is lost
+    default: return with_sign(T(static_cast<int>(rng.between(0, 16))));
+  }
+}
+
 template <class T>
 T integer_edge(Rng& rng) {
   using L = std::numeric_limits<T>;
@@ -86,6 +124,8 @@ std::size_t mutate_value(std::uint8_t* data, std::size_t size, std::size_t max_s
     case DType::i32: { const auto v = integer_edge<std::int32_t>(rng); std::memcpy(at, &v, w); break; }
     case DType::i64: { const auto v = integer_edge<std::int64_t>(rng); std::memcpy(at, &v, w); break; }
     case DType::boolean: at[0] = k < elements ? static_cast<std::uint8_t>(at[0] ^ 1) : 1; break;
+    case DType::f16: { const std::uint16_t v = half_edge<Float16>(rng, neighbour).bits(); std::memcpy(at, &v, w); break; }
+    case DType::bf16: { const std::uint16_t v = half_edge<BFloat16>(rng, neighbour).bits(); std::memcpy(at, &v, w); break; }
   }
   // Appending past `size` grows the input by one element (any trailing partial element is dropped).
   return k < elements ? size : layout.offset + (k + 1) * w;

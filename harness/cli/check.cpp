@@ -61,7 +61,7 @@ Subcommand add_check(CLI::App& app) {
   cmd->add_option("--axis", check->axes, "supplied reduce axis length NAME=LENGTH (repeatable), e.g. --axis h2=2")
       ->allow_extra_args(false);  // one value per --axis, so the pattern is never swallowed
   cmd->add_option("--shapes", check->shapes, "operand shapes, e.g. '2x3,3x4' (required unless --case)");
-  cmd->add_option("--dtype", check->dtype, "f32 | f64 | i32 | i64 | bool (bool only for reduce any/all)")
+  cmd->add_option("--dtype", check->dtype, "f32 | f64 | i32 | i64 | bool | f16 | bf16 (bool only for reduce any/all)")
       ->capture_default_str();
   cmd->add_option("--values", check->values, "random | iota | ones | edge")->capture_default_str();
   cmd->add_option("--seed", check->seed, "seed of the value generator")->check(kNotNegative)->capture_default_str();

@@ -3,6 +3,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,8 +21,8 @@ namespace einfuzz::cli {
 namespace {
 
 constexpr const char* kFuzzFooter = R"(
-Case i is generated from (seed, i) alone: the same --seed and --cases give the same cases and
-verdicts (with --jobs J, worker w runs cases w, w+J, …; reports are ordered by case index).
+Case i is generated from (seed, i) alone (and --dtypes, which findings record in their origin):
+the same --seed, --dtypes and --cases give the same cases and verdicts (with --jobs J, worker w runs cases w, w+J, …; reports are ordered by case index).
 The first failing verdict (mismatch, reject-disagree, crash, timeout, input-modified) of every new
 pre-shrink signature is shrunk and grouped by its group signature (one group per root cause; the
 variants of one library share groups, docs/fuzzing.md). A group that matches a stored divergence
@@ -38,6 +39,7 @@ Examples:  einfuzz fuzz                                  60 s over every built-i
            einfuzz fuzz --backend all --seconds 600 --jobs 2 --junit fuzz.xml
            einfuzz fuzz --cases 300 --html report.html   the HTML report (docs/fuzzing.md)
            einfuzz fuzz --shard 2/8 --seconds 3600 --report shard-2.json
+           einfuzz fuzz --dtypes f16,bf16 --backend numpy   only half-precision cases
 
 SIGINT or SIGTERM stops the campaign cleanly: the case in flight is dropped, backend processes are
 killed, the summary and the reports are written, and the exit status is 130 or 143. A second
@@ -113,6 +115,7 @@ Subcommand add_fuzz(CLI::App& app) {
     std::string corpus = "corpus/found";
     std::string report, junit, html;
     std::string shard;
+    std::optional<std::string> dtypes;
     bool no_store = false, quiet = false;
     std::vector<std::string> known;
   };
@@ -151,6 +154,10 @@ Subcommand add_fuzz(CLI::App& app) {
                   "without VJPs answer them unsupported")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  cmd->add_option("--dtypes", st->dtypes,
+                  "generate only these dtypes, comma-separated (f32,f64,i32,i64,bool,f16,bf16; default all); "
+                  "a backend that does not declare a case's dtype answers it unsupported")
+      ->type_name("LIST");
   cmd->add_option("--known", st->known,
                   "stored divergences: a directory or case file (repeatable; default corpus/divergences if it exists)")
       ->allow_extra_args(false);
@@ -181,6 +188,23 @@ Subcommand add_fuzz(CLI::App& app) {
               std::cerr << "error[invalidArgument]: --shard '" << st->shard
                         << "' is not K/N with 0 <= K < N (e.g. --shard 0/4 … --shard 3/4)\n";
               return 2;
+            }
+            if (st->dtypes) {
+              auto dtypes = parse_dtype_list(*st->dtypes, "--dtypes");
+              if (!dtypes) {
+                std::cerr << render(dtypes.error()) << "\n";
+                return 2;
+              }
+              const bool differentiable = std::any_of(dtypes->begin(), dtypes->end(), [](DType d) {
+                return d == DType::f32 || d == DType::f64;
+              });
+              if (o.gen.vjp_percent > 0 && !differentiable) {
+                std::cerr << "error[invalidArgument]: --vjp-percent needs f32 or f64 in --dtypes '" << *st->dtypes
+                          << "' (VJP cases are f32/f64 only)\n";
+                return 2;
+              }
+              restrict_dtypes(o.gen, *dtypes);
+              o.dtypes = *st->dtypes;
             }
             if (st->known.empty() && std::filesystem::is_directory("corpus/divergences")) {
               st->known.push_back("corpus/divergences");
@@ -218,7 +242,8 @@ Subcommand add_fuzz(CLI::App& app) {
                                                             std::to_string(shard_case_count(*o.cases, o.shard, o.shards)) + ")"
                                                       : std::string())
                                   : seconds_text(o.seconds.value_or(60)))
-                      << ", " << o.jobs << (o.jobs == 1 ? " job" : " jobs") << ", corpus "
+                      << (o.dtypes.empty() ? std::string() : ", dtypes " + o.dtypes) << ", " << o.jobs
+                      << (o.jobs == 1 ? " job" : " jobs") << ", corpus "
                       << (o.store ? o.corpus.string() : std::string("(not stored)")) << "\n";
             auto result = run_campaign(
                 o, [&] { return make_backends(specs, o.run, o.backend_options); },

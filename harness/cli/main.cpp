@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       einfuzz::cli::add_backends(app),
       einfuzz::cli::add_repro(app),
       einfuzz::cli::add_merge(app),
+      einfuzz::cli::add_profile(app),
   };
 
   try {

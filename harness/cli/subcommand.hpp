@@ -27,6 +27,7 @@ Subcommand add_replay(CLI::App& app);
 Subcommand add_backends(CLI::App& app);
 Subcommand add_repro(CLI::App& app);
 Subcommand add_merge(CLI::App& app);
+Subcommand add_profile(CLI::App& app);
 
 /// What decides a verdict besides the case and the backends: the State of every subcommand that
 /// runs cases (replay, shrink, repro) derives from it.

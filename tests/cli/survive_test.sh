@@ -56,8 +56,10 @@ no_raw_escape() {  # no ESC byte (a backend moving the terminal's cursor) in the
 }
 
 # --- fuzz --isolate: crash, abort, hang and _exit(0) are verdicts; the campaign goes on ---------
+# (The faulty plugin declares f64 einsums only: `--dtypes f64` keeps its cases coming whatever the
+# campaign's dtype mix, which f16/bf16 widened.)
 for mode in segv abort exit0 hang; do
-  EINFUZZ_FAULTY_MODE=$mode run fuzz --backend "plugin:$plugin,fused" --cases 30 --isolate --timeout 0.5 --no-store \
+  EINFUZZ_FAULTY_MODE=$mode run fuzz --backend "plugin:$plugin,fused" --dtypes f64 --cases 30 --isolate --timeout 0.5 --no-store \
     --quiet --report "r-$mode.json" --max-shrink-attempts 2
   status 1 "fuzz --isolate, plugin mode $mode: a failing verdict"
   want=crash
@@ -86,7 +88,7 @@ contains "verdict crash" "shrink --isolate: the verdict is crash"
 run check 'exit0 -> exit0' --shapes 2 --dtype f64 --backend "plugin:$plugin"
 status 3 "check, in-process plugin calls _exit(0)"
 contains "error[backendEndedRun]" "check: says the plugin ended the run"
-EINFUZZ_FAULTY_MODE=exit0 run fuzz --backend "plugin:$plugin" --cases 5 --no-store --quiet
+EINFUZZ_FAULTY_MODE=exit0 run fuzz --backend "plugin:$plugin" --dtypes f64 --cases 5 --no-store --quiet
 status 3 "fuzz, in-process plugin calls _exit(0)"
 EINFUZZ_FAULTY_MODE=exit0 run replay "$case_file" --backend "plugin:$plugin"
 status 3 "replay, in-process plugin calls _exit(0)"
@@ -115,7 +117,7 @@ assert d.endswith("x...") and "\ufffd" not in d.split("case: ")[-1][:2000], d[-4
 else fail "cut at a character boundary"; fi
 run check 'badtext -> badtext' --shapes 2 --dtype f64 --backend "plugin:$plugin"
 no_raw_escape out "check table: no raw ESC from the backend"
-EINFUZZ_FAULTY_MODE=badtext run fuzz --backend "plugin:$plugin" --cases 20 --no-store --quiet --report f.json --junit f.xml
+EINFUZZ_FAULTY_MODE=badtext run fuzz --backend "plugin:$plugin" --dtypes f64 --cases 20 --no-store --quiet --report f.json --junit f.xml
 status 1 "fuzz --report/--junit with hostile text"
 json_ok f.json "fuzz --report is UTF-8 JSON"
 xml_ok f.xml "fuzz --junit is well-formed XML"
@@ -143,16 +145,16 @@ status 3 "shrink --out /dev/full"
 contains "error[io]" "shrink --out /dev/full: the I/O error is named"
 "$bin" shrink exit0.case.json --backend "plugin:$plugin" --isolate >/dev/full 2>"$tmp/out"; got=$?
 status 3 "shrink to a full standard output"
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --isolate --cases 5 --no-store --quiet --report /dev/full
+EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --no-store --quiet --report /dev/full
 status 3 "fuzz --report /dev/full"
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --isolate --cases 5 --no-store --quiet --junit /dev/full
+EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --no-store --quiet --junit /dev/full
 status 3 "fuzz --junit /dev/full"
 run replay "$case_file" --backend fused --json /dev/full
 status 3 "replay --json /dev/full"
 # A size-limited filesystem: RLIMIT_FSIZE 0 makes every write of a byte fail (EFBIG).
 echo previous >keep.json
 # (Its output goes through a pipe: RLIMIT_FSIZE applies to regular files only.)
-(ulimit -f 0; EINFUZZ_FAULTY_MODE=segv exec "$bin" fuzz --backend "plugin:$plugin" --isolate --cases 5 --quiet \
+(ulimit -f 0; EINFUZZ_FAULTY_MODE=segv exec "$bin" fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet \
   --corpus fsize-corpus --report keep.json) 2>&1 | cat >"$tmp/out"
 got=${PIPESTATUS[0]}
 status 3 "fuzz under RLIMIT_FSIZE=0: corpus and report cannot be written"
@@ -161,11 +163,11 @@ if [ "$(cat keep.json)" = previous ]; then pass "the old report is left whole"; 
 if [ -z "$(find fsize-corpus -type f 2>/dev/null)" ]; then pass "no partial case file is left"; else
   fail "files left: $(find fsize-corpus -type f -size -1c | head -3)"; fi
 # A 0-byte case file left by an older run does not block the finding forever.
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --isolate --cases 5 --quiet --corpus c2
+EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet --corpus c2
 stored=$(find c2 -name '*.case.json' 2>/dev/null | head -1)
 [ -n "$stored" ] || stored=c2/missing.case.json
 : >"$stored"
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --isolate --cases 5 --quiet --corpus c2
+EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet --corpus c2
 if [ -s "$stored" ] && "$bin" replay "$stored" --backend fused >/dev/null 2>&1; then
   pass "an empty case file of the same name is replaced"; else fail "the 0-byte case file stayed"; fi
 
@@ -209,7 +211,7 @@ if pgrep -f "hostile_backend.py hang $tmp/rsig" >/dev/null; then fail "replay: t
   pass "replay: SIGTERM killed the backend's process group"; fi
 xargs -r kill -9 <rsig/escaped.pids 2>/dev/null  # (a signal handler cannot search by token)
 # An in-process plugin that hangs cannot be interrupted; a second SIGINT ends the run at once.
-EINFUZZ_FAULTY_MODE=hang EINFUZZ_FAULTY_MARK="$tmp/hanging" "$bin" fuzz --backend "plugin:$plugin,fused" --seconds 600 \
+EINFUZZ_FAULTY_MODE=hang EINFUZZ_FAULTY_MARK="$tmp/hanging" "$bin" fuzz --backend "plugin:$plugin,fused" --dtypes f64 --seconds 600 \
   --quiet --no-store >"$tmp/out" 2>&1 &
 pid=$!
 for _ in $(seq 1 300); do [ -f hanging ] && break; sleep 0.05; done

@@ -163,7 +163,7 @@ TEST(Generator, CoversTheIssueList) {
     empty_contraction |= e.contraction_size == 0 && e.output_size > 0;
   }
   EXPECT_EQ(operand_counts, (std::set<std::size_t>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(dtypes.size(), 5u);
+  EXPECT_EQ(dtypes.size(), 7u);  // f32 f64 i32 i64 bool f16 bf16
   EXPECT_EQ(reductions.size(), 7u);
   EXPECT_TRUE(scalar_operand && scalar_output && ellipsis && ellipsis_ranks && diagonal && long_name);
   EXPECT_TRUE(broadcast && zero_length && long_contraction && empty_contraction);
@@ -217,7 +217,9 @@ TEST(PlantedBugs, TheControlWithoutABugFindsNothing) {
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->cases, 1500u);
   EXPECT_EQ(result->failures, 0u);
-  EXPECT_GT(result->counts[0][static_cast<std::size_t>(VerdictKind::pass_bitwise)], 800u);
+  // f16/bf16 cases (issue 14), which the planted backend does not declare, are `unsupported`.
+  EXPECT_GT(result->counts[0][static_cast<std::size_t>(VerdictKind::pass_bitwise)], 500u);
+  EXPECT_GT(result->counts[0][static_cast<std::size_t>(VerdictKind::unsupported)], 0u);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -29,6 +29,11 @@ namespace einfuzz {
 GenOptions campaign_gen_options() {
   GenOptions options;
   options.long_axis_percent = 4;
+  // f16 and bf16 too (issue 14): a backend that does not declare them answers `unsupported`.
+  options.dtypes.push_back(DType::f16);
+  options.dtypes.push_back(DType::bf16);
+  options.reduce.dtypes.push_back(DType::f16);
+  options.reduce.dtypes.push_back(DType::bf16);
   return options;
 }
 
@@ -112,6 +117,7 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
                      {"variants", variants},
                      {"verdict", f.verdict},
                      {"found", today_utc()}};
+  if (!o.dtypes.empty()) f.shrunk.origin.insert(f.shrunk.origin.begin() + 3, {"dtypes", o.dtypes});
   f.file = o.corpus / case_file_name(f.shrunk);
   if (auto known = shared.known_file(f.signature)) {
     f.known = true;

@@ -91,7 +91,9 @@ Result<Prepared> prepare(const CheckCommand& cmd) {
   }
   const auto dtype = dtype_from_name(cmd.dtype);
   if (!dtype) {
-    return make_diagnostic(Code::invalidArgument, "--dtype must be one of f32, f64, i32, i64, bool; got '" + cmd.dtype + "'");
+    std::string names;
+    for (const DTypeInfo& row : dtype_table()) names += (names.empty() ? "" : ", ") + std::string(row.name);
+    return make_diagnostic(Code::invalidArgument, "--dtype must be one of " + names + "; got '" + cmd.dtype + "'");
   }
   const auto mode = value_mode_from_name(cmd.values);
   if (!mode) {

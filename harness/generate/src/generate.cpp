@@ -180,9 +180,17 @@ Case generate_case(ChoiceSource& s, const GenOptions& options) {
   if (options.vjp_percent > 0 && s.chance(static_cast<std::uint64_t>(std::min(100, options.vjp_percent)), 100)) {
     return generate_vjp_case(s, options);
   }
-  const bool reduce = s.chance(static_cast<std::uint64_t>(std::max(0, options.reduce_percent)), 100);
+  // With no einsum dtype (`--dtypes bool`) every case is a reduce; the draw stays where it was.
+  const bool reduce =
+      s.chance(static_cast<std::uint64_t>(std::max(0, options.reduce_percent)), 100) || options.dtypes.empty();
   Case c = reduce ? generate_reduce(s, options.reduce) : generate_einsum(s, options);
-  if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) c = make_invalid(c, s);
+  if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) {
+    std::vector<DType> allowed = options.reduce.dtypes;
+    for (DType d : options.dtypes) {
+      if (std::find(allowed.begin(), allowed.end(), d) == allowed.end()) allowed.push_back(d);
+    }
+    c = make_invalid(c, s, allowed);
+  }
   return c;
 }
 
@@ -233,7 +241,11 @@ void insert_token(Case& c, ChoiceSource& s) {
   c.pattern.insert(s.choose(c.pattern.size() + 1), token);
 }
 
-void mutate_einsum(Case& c, ChoiceSource& s) {
+bool allows(std::span<const DType> allowed, DType d) {
+  return allowed.empty() || std::find(allowed.begin(), allowed.end(), d) != allowed.end();
+}
+
+void mutate_einsum(Case& c, ChoiceSource& s, std::span<const DType> allowed) {
   switch (s.choose(7)) {
     case 0:  // wrong operand count
       if (!c.inputs.empty() && s.chance(1, 2)) {
@@ -258,6 +270,7 @@ void mutate_einsum(Case& c, ChoiceSource& s) {
       break;
     }
     default: {  // bool has no einsum (unsupportedDtype)
+      if (!allows(allowed, DType::boolean)) break;
       c.dtype = DType::boolean;
       for (Tensor& t : c.inputs) t = generate_values(s, c.dtype, t.shape());
       break;
@@ -265,7 +278,7 @@ void mutate_einsum(Case& c, ChoiceSource& s) {
   }
 }
 
-void mutate_reduce(Case& c, ChoiceSource& s) {
+void mutate_reduce(Case& c, ChoiceSource& s, std::span<const DType> allowed) {
   switch (s.choose(9)) {
     case 0: {
       static constexpr const char* kNamesOfNoReduction[] = {"median", "Sum", "", "logsumexp"};
@@ -275,7 +288,7 @@ void mutate_reduce(Case& c, ChoiceSource& s) {
     case 1: {  // a dtype the kind does not accept
       static constexpr DType kDtypes[] = {DType::boolean, DType::i32, DType::f32, DType::i64};
       const DType d = kDtypes[s.choose(std::size(kDtypes))];
-      if (d == c.dtype) break;
+      if (d == c.dtype || !allows(allowed, d)) break;
       c.dtype = d;
       for (Tensor& t : c.inputs) t = generate_values(s, c.dtype, t.shape());
       break;
@@ -304,18 +317,49 @@ void mutate_reduce(Case& c, ChoiceSource& s) {
 
 }  // namespace
 
-Case make_invalid(const Case& valid, ChoiceSource& s) {
+Case make_invalid(const Case& valid, ChoiceSource& s, std::span<const DType> allowed) {
   Case c = valid;
   // A mutation can leave the case valid (a 1 added where it broadcasts): mutate again, a few times.
   for (int attempt = 0; attempt < 4; ++attempt) {
     if (c.op == Op::einsum) {
-      mutate_einsum(c, s);
+      mutate_einsum(c, s, allowed);
     } else {
-      mutate_reduce(c, s);
+      mutate_reduce(c, s, allowed);
     }
     if (!check_case(c, Limits{})) break;
   }
   return c;
+}
+
+void restrict_dtypes(GenOptions& options, std::span<const DType> dtypes) {
+  options.dtypes.clear();
+  for (DType d : dtypes) {
+    if (d != DType::boolean) options.dtypes.push_back(d);
+  }
+  options.reduce.dtypes.assign(dtypes.begin(), dtypes.end());
+}
+
+Result<std::vector<DType>> parse_dtype_list(std::string_view text, std::string_view option) {
+  std::string names;
+  for (const DTypeInfo& row : dtype_table()) names += (names.empty() ? "" : ", ") + std::string(row.name);
+  std::vector<DType> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    const auto d = dtype_from_name(item);
+    if (!d) {
+      return make_diagnostic(Code::invalidArgument, std::string(option) + ": unknown dtype '" + std::string(item) +
+                                                        "' in '" + std::string(text) + "' (the dtypes: " + names + ")");
+    }
+    if (std::find(out.begin(), out.end(), *d) != out.end()) {
+      return make_diagnostic(Code::invalidArgument,
+                             std::string(option) + ": dtype '" + std::string(item) + "' is listed twice");
+    }
+    out.push_back(*d);
+    start = comma + 1;
+  }
+  return out;
 }
 
 Case relabel(const Case& c, Rng& rng) {

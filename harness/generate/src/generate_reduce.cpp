@@ -15,13 +15,26 @@ void shuffle(ChoiceSource& s, std::vector<T>& v) {
   for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[s.choose(i)]);
 }
 
-/// The dtypes the reduction table accepts for `kind`, in the generator's order of preference.
-std::vector<DType> valid_dtypes(Reduction kind) {
+/// The dtypes among `dtypes` (the generator's order of preference) that the reduction table accepts
+/// for `kind`.
+std::vector<DType> valid_dtypes(Reduction kind, const std::vector<DType>& dtypes) {
   std::vector<DType> out;
-  for (DType d : {DType::f64, DType::f32, DType::i64, DType::i32, DType::boolean}) {
+  for (DType d : dtypes) {
     if (reduction_accepts(kind, d)) out.push_back(d);
   }
   return out;
+}
+
+/// The kind: forced, or drawn among those that accept one of the dtypes. With every kind eligible
+/// (the default dtypes) this is the one draw it always was.
+Reduction draw_kind(ChoiceSource& s, const ReduceGenOptions& o) {
+  if (o.kind) return *o.kind;
+  std::vector<Reduction> kinds;
+  for (std::size_t k = 0; k < reduction_table().size(); ++k) {
+    if (!valid_dtypes(static_cast<Reduction>(k), o.dtypes).empty()) kinds.push_back(static_cast<Reduction>(k));
+  }
+  if (kinds.empty()) return static_cast<Reduction>(s.choose(reduction_table().size()));  // no usable dtype
+  return kinds[s.choose(kinds.size())];
 }
 
 /// One left-hand token: a named axis, an anonymous factor, or the ellipsis (several dimensions).
@@ -119,9 +132,10 @@ std::string join(const std::vector<std::string>& items) {
 Case generate_reduce(ChoiceSource& s, const ReduceGenOptions& o) {
   Case c;
   c.op = Op::reduce;
-  const Reduction kind = o.kind ? *o.kind : static_cast<Reduction>(s.choose(reduction_table().size()));
+  const Reduction kind = draw_kind(s, o);
   c.reduction = std::string(reduction_name(kind));
-  const std::vector<DType> dtypes = valid_dtypes(kind);
+  std::vector<DType> dtypes = valid_dtypes(kind, o.dtypes);
+  if (dtypes.empty()) dtypes = valid_dtypes(kind, {DType::f64, DType::f32, DType::i64, DType::i32, DType::boolean});
   c.dtype = o.dtype ? *o.dtype : dtypes[s.choose(dtypes.size())];
   // mean/min/max need nonempty fibres: their reduced axes never get length 0.
   const bool nonempty = reduction_info(kind).needs_nonempty_fibre;

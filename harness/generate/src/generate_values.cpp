@@ -1,6 +1,8 @@
 // The generator's value mixtures (see generate.hpp): per tensor one profile, per element one draw.
 #include <cmath>
 #include <cstring>
+#include <algorithm>
+#include <span>
 #include <limits>
 #include <type_traits>
 
@@ -10,14 +12,14 @@
 namespace einfuzz {
 namespace {
 
-enum class Profile { mixture, small_integers, fractions, edges, cancellation, raw_bits, wide_exponents };
+/// `runs` (f16/bf16 only): one value repeated, whose long sums saturate in the storage format.
+enum class Profile { mixture, small_integers, fractions, edges, cancellation, raw_bits, wide_exponents, runs };
 
 template <class T>
 T from_bits(std::uint64_t bits) {
   T v;
-  if constexpr (sizeof(T) == 2) {
-    const auto b = static_cast<std::uint16_t>(bits);
-    std::memcpy(&v, &b, sizeof v);
+  if constexpr (is_half_type_v<T>) {
+    return T::from_bits(static_cast<std::uint16_t>(bits));
   } else if constexpr (sizeof(T) == 4) {
     const auto b = static_cast<std::uint32_t>(bits);
     std::memcpy(&v, &b, sizeof v);
@@ -75,7 +77,10 @@ T cancellation(ChoiceSource& s, std::span<const T> earlier) {
       if (!earlier.empty()) return -earlier[s.choose(earlier.size())];
       [[fallthrough]];
     case 2: {
-      const T big = static_cast<T>(std::ldexp(T(1), std::numeric_limits<T>::digits + static_cast<int>(s.choose(9))));
+      // Capped at the format's largest power of two (f16: 2^15; never reached by f32/f64).
+      using L = std::numeric_limits<T>;
+      const int e = std::min(L::digits + static_cast<int>(s.choose(9)), L::max_exponent - 1);
+      const T big = static_cast<T>(std::ldexp(T(1), e));
       return s.chance(1, 2) ? -big : big;
     }
     default: return static_cast<T>(s.between(-3, 3));
@@ -91,6 +96,7 @@ T draw_float(ChoiceSource& s, Profile profile, std::span<const T> earlier) {
     case Profile::cancellation: return cancellation<T>(s, earlier);
     case Profile::raw_bits: return from_bits<T>(s.bits());
     case Profile::wide_exponents: return s.chance(1, 4) ? edge_float<T>(s) : wide_exponent<T>(s);
+    case Profile::runs:  // generate_values fills runs itself
     case Profile::mixture: break;
   }
   // fractions 65, edges 15, wide exponents 5, moderate arbitrary bits 8, cancellation 7
@@ -123,16 +129,38 @@ T draw_integer(ChoiceSource& s, Profile profile) {
   }
 }
 
+/// A run that makes a long sum separate accumulators (ORACLE §8): all ones (the storage format
+/// stops at 2^p: f16 at 2048, bf16 at 256), 1 followed by half-ulps of 1 (each addition a tie that
+/// rounds back to 1), or 2^p followed by ones (saturated from the start).
+template <class T>
+void fill_run(ChoiceSource& s, std::span<T> values) {
+  const T half_ulp = static_cast<T>(std::ldexp(1.0, -std::numeric_limits<T>::digits));
+  const T big = static_cast<T>(std::ldexp(1.0, std::numeric_limits<T>::digits));
+  const std::uint64_t kind = s.choose(3);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    values[i] = kind == 1 && i > 0 ? half_ulp : kind == 2 && i == 0 ? big : T(1);
+  }
+}
+
 }  // namespace
 
 Tensor generate_values(ChoiceSource& s, DType dtype, const Shape& shape) {
   Tensor t(dtype, shape);
-  // mixture first (what an exhausted source draws), then the pure profiles.
+  // mixture first (what an exhausted source draws), then the pure profiles; the 16-bit formats
+  // also draw runs (the other dtypes keep their table, so their streams are unchanged).
   static constexpr std::uint32_t kProfileWeights[] = {55, 10, 8, 10, 7, 5, 5};
-  const auto profile = static_cast<Profile>(s.choose_weighted(kProfileWeights));
+  static constexpr std::uint32_t kHalfProfileWeights[] = {55, 10, 8, 10, 7, 5, 5, 8};
+  const auto profile = static_cast<Profile>(is_half(dtype) ? s.choose_weighted(kHalfProfileWeights)
+                                                           : s.choose_weighted(kProfileWeights));
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     auto values = t.values<T>();
+    if constexpr (is_half_type_v<T>) {
+      if (profile == Profile::runs) {
+        fill_run<T>(s, values);
+        return;
+      }
+    }
     for (std::size_t i = 0; i < values.size(); ++i) {
       if constexpr (std::is_same_v<T, Bool8>) {
         values[i] = profile == Profile::small_integers ? Bool8(1) : profile == Profile::fractions ? Bool8(0)

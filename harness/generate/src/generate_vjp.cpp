@@ -12,11 +12,12 @@ namespace {
 constexpr Reduction kDifferentiable[] = {Reduction::sum, Reduction::prod, Reduction::mean, Reduction::min,
                                          Reduction::max};
 
-/// The float dtypes among `dtypes` (f32 and f64 when there are none: a VJP is defined for them only).
+/// f32 and f64 among `dtypes` (both when there is neither): VJPs are defined for them only (f16/bf16
+/// VJPs are out of the project's scope and `notDifferentiable`).
 std::vector<DType> float_dtypes(const std::vector<DType>& dtypes) {
   std::vector<DType> out;
   for (DType d : dtypes)
-    if (is_float(d)) out.push_back(d);
+    if (d == DType::f32 || d == DType::f64) out.push_back(d);
   if (out.empty()) out = {DType::f32, DType::f64};
   return out;
 }
@@ -59,7 +60,9 @@ Case generate_vjp_case(ChoiceSource& s, const GenOptions& options) {
   if (reduce) {
     ReduceGenOptions r = options.reduce;
     r.kind = kDifferentiable[s.choose(std::size(kDifferentiable))];
+    const std::vector<DType> allowed = float_dtypes(options.reduce.dtypes);
     r.dtype = s.chance(1, 2) ? DType::f32 : DType::f64;
+    if (std::find(allowed.begin(), allowed.end(), *r.dtype) == allowed.end()) r.dtype = allowed.front();
     c = generate_reduce(s, r);
   } else {
     GenOptions e = options;

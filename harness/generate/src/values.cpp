@@ -51,6 +51,11 @@ std::vector<T> edge_values() {
         t(1 + eps), t(1 - eps / 2), t(1), t(-1),
         t(std::ldexp(1.0, L::digits)), t(-std::ldexp(1.0, L::digits)),
         t(std::sqrt(max)), t(min * 3),
+        // Half-ulp ties: 1 + 2^-p lies exactly between 1 and 1 + ulp (rounds down to 1), (1 + ulp)
+        // + 2^-p exactly between 1 + ulp and 1 + 2 ulp (rounds up); max + 2^(emax-p) is the
+        // overflow threshold (rounds to infinity). Only the 16-bit lists grow: the f32/f64 streams
+        // of existing seeds stay as they were.
+        t(std::ldexp(1.0, -L::digits)), t(std::ldexp(1.0, L::max_exponent - 1 - L::digits)),
     };
   } else {
     const T one = 1;

@@ -38,6 +38,9 @@ struct CampaignOptions {
   std::filesystem::path corpus = "corpus/found";  ///< where shrunk findings are stored
   bool store = true;                     ///< write findings into `corpus` (never overwriting a file)
   GenOptions gen = campaign_gen_options();
+  /// `--dtypes` as given when it restricted `gen` (restrict_dtypes), else empty: a finding's `origin`
+  /// records it, since case i of the seed depends on it.
+  std::string dtypes;
   RunOptions run;
   /// Shrinking per group; with a time budget (no `cases`) and no max_seconds of its own, each shrink
   /// is also capped at 10 s and all shrinking ends `shrink_grace` after the budget (group.hpp).

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -18,7 +19,7 @@
 namespace einfuzz {
 
 /// Written into every stored case's `origin` (bump it when the same choices draw different cases).
-inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/2";
+inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/3";  // 3: f16/bf16 in campaigns
 
 /// Which reduce constructs generate_reduce may use. Every case it draws passes check_reduce.
 struct ReduceGenOptions {
@@ -32,6 +33,9 @@ struct ReduceGenOptions {
   std::int64_t max_elements = 4096;   ///< cap on the input's element count
   std::optional<Reduction> kind;      ///< force a kind (the dtype is then drawn among its valid ones)
   std::optional<DType> dtype;         ///< force a dtype (must be valid for the kind)
+  /// The dtypes drawn (each kind draws among those it accepts, in this order; kinds that accept
+  /// none of them are not drawn). Must leave some kind a dtype.
+  std::vector<DType> dtypes = {DType::f64, DType::f32, DType::i64, DType::i32, DType::boolean};
 };
 
 /// Bounds of the generator; they keep the reference's materialisation small.
@@ -43,7 +47,9 @@ struct GenOptions {
   /// Percent of einsums with one long axis (up to max_global), so contractions reach thousands of
   /// terms. Off by default (the property tests budget for short ones); the campaign turns it on.
   int long_axis_percent = 0;
-  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};  ///< einsum dtypes
+  /// Einsum dtypes (never bool: einsum has none). Empty: every case is a reduce. The campaign adds
+  /// f16 and bf16 (campaign_gen_options); the property tests' default leaves them out.
+  std::vector<DType> dtypes = {DType::f32, DType::f64, DType::i32, DType::i64};
   ReduceGenOptions reduce;              ///< generate_reduce's options
   int reduce_percent = 30;              ///< generate_case: percent of reduce cases
   int invalid_percent = 10;             ///< generate_case: percent of deliberately invalid cases
@@ -51,6 +57,17 @@ struct GenOptions {
   /// campaign without VJPs draws exactly the cases it drew before VJPs existed.
   int vjp_percent = 0;
 };
+
+/// Restricts `options` to `dtypes` (`fuzz --dtypes`): einsums draw the non-bool ones, reduces (and
+/// the deliberately invalid mutations that change a dtype) only these; with no einsum dtype left
+/// every case is a reduce. VJP cases keep to f32/f64 among them (the caller refuses a VJP share
+/// when there is neither).
+void restrict_dtypes(GenOptions& options, std::span<const DType> dtypes);
+
+/// Parses a comma-separated dtype list ("f16,bf16"), as `fuzz --dtypes` and `profile --dtype`
+/// take it; an unknown or repeated name or an empty list is `invalidArgument` naming `option` and
+/// listing the dtypes.
+Result<std::vector<DType>> parse_dtype_list(std::string_view text, std::string_view option);
 
 /// Draws one valid einsum case (the checker accepts it). Deterministic in the choices.
 Case generate_einsum(ChoiceSource& choices, const GenOptions& options = {});
@@ -67,8 +84,9 @@ Case generate_reduce(ChoiceSource& choices, const ReduceGenOptions& options = {}
 /// broadcast, rank mismatch, bad token, unknown output axis, wrong dtype, unused length, …).
 Case generate_case(ChoiceSource& choices, const GenOptions& options = {});
 
-/// Mutates a case into one the checker most likely rejects (deliberately invalid).
-Case make_invalid(const Case& valid, ChoiceSource& choices);
+/// Mutates a case into one the checker most likely rejects (deliberately invalid). A mutation that
+/// changes the dtype picks one of `allowed` only (empty: any).
+Case make_invalid(const Case& valid, ChoiceSource& choices, std::span<const DType> allowed = {});
 
 /// The forward output's shape of `forward` (its cotangent ignored), or nullopt when the checker
 /// rejects the forward case.

@@ -27,7 +27,8 @@ std::optional<ValueMode> value_mode_from_name(std::string_view name) noexcept;
 Tensor make_values(DType dtype, const Shape& shape, ValueMode mode, std::uint64_t seed,
                    std::size_t operand);
 
-/// The IEEE edge set of `T` (float or double), in a fixed order.
+/// The IEEE edge set of `T` (float, double, Float16, BFloat16), in a fixed order; the 16-bit lists
+/// add half-ulp ties (2^-p, and 2^(emax-p), which rounds the largest finite up to infinity).
 template <class T>
 std::vector<T> edge_values();
 
