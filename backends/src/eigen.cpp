@@ -63,10 +63,7 @@ using EigenScalar = typename EigenScalarOf<T>::type;
 template <class T>
 EigenScalar<T> to_eigen(T v) {
   if constexpr (is_half_type_v<T>) {
-    const std::uint16_t bits = v.bits();
-    EigenScalar<T> e;
-    std::memcpy(&e, &bits, sizeof bits);
-    return e;
+    return Eigen::numext::bit_cast<EigenScalar<T>>(v.bits());
   } else {
     return v;
   }
@@ -74,9 +71,7 @@ EigenScalar<T> to_eigen(T v) {
 template <class T>
 T from_eigen(EigenScalar<T> e) {
   if constexpr (is_half_type_v<T>) {
-    std::uint16_t bits = 0;
-    std::memcpy(&bits, &e, sizeof bits);
-    return T::from_bits(bits);
+    return T::from_bits(Eigen::numext::bit_cast<std::uint16_t>(e));
   } else {
     return e;
   }

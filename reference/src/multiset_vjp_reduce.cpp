@@ -176,8 +176,8 @@ MultisetVjp reduce_truth(const CheckedReduce& r, const Tensor& input, const Tens
       }
     }
     const Shape tie_shape{static_cast<std::int64_t>(ties.tie_elements.size())};
-    ties.share = MultisetEinsum{Tensor(tie_shape, std::move(share_rounded)), std::move(share)};
-    ties.whole = MultisetEinsum{Tensor(tie_shape, std::move(whole_rounded)), std::move(whole)};
+    ties.share = MultisetEinsum{Tensor(tie_shape, std::move(share_rounded)), std::move(share), std::nullopt};
+    ties.whole = MultisetEinsum{Tensor(tie_shape, std::move(whole_rounded)), std::move(whole), std::nullopt};
     out.ties = std::move(ties);
     return out;
   }

@@ -26,6 +26,8 @@ DType dtype_of(einfuzz_dtype d) {
     case EINFUZZ_F64: return DType::f64;
     case EINFUZZ_I32: return DType::i32;
     case EINFUZZ_I64: return DType::i64;
+    case EINFUZZ_F16: return DType::f16;
+    case EINFUZZ_BF16: return DType::bf16;
     case EINFUZZ_BOOL: break;
   }
   return DType::boolean;

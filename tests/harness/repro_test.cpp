@@ -153,8 +153,8 @@ TEST_P(StoredLibraryDivergence, Shows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Repro, StoredLibraryDivergence, ::testing::ValuesIn(stored_divergences()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string id = info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param) {
+                           std::string id = param.param;
                            for (char& ch : id) {
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            }

@@ -146,7 +146,7 @@ class Reader {
 std::optional<Tensor> read_tensor(Reader& in, const Limits& limits) {
   std::uint8_t dtype = 0;
   std::uint32_t rank = 0;
-  if (!in.get(dtype) || dtype > static_cast<std::uint8_t>(DType::boolean) || !in.get(rank) || rank > 64) {
+  if (!in.get(dtype) || dtype >= dtype_table().size() || !in.get(rank) || rank > 64) {
     return std::nullopt;
   }
   Shape shape(rank);
