@@ -180,6 +180,18 @@ std::vector<ProfileProbe> profile_probes(DType dtype) {
     add("reduce-outer-sum", reduce_case(dtype, "sum", "a b -> b", exact_tensor(dtype, {n, 2}, two_columns(s.x))));
     add("reduce-outer-mean", reduce_case(dtype, "mean", "a b -> b", exact_tensor(dtype, {n, 2}, two_columns(s.x))));
   }
+  {
+    // (1 + 2^-p)·(1 + 2^-p) as `i, j ->`: a backend that sums each operand's private label first (a
+    // factoring path) and holds those sums in the storage type loses the half-ulp tie 2^-p there
+    // and returns 1; summing the four products in a wider accumulator gives 1 + 2^(1-p) + 2^-2p.
+    const int p = dtype_info(dtype).format->digits;
+    const std::vector<double> x = {1.0, std::ldexp(1.0, -p)};
+    Case c = einsum_case(dtype, "i, j ->", {exact_tensor(dtype, {2}, x), exact_tensor(dtype, {2}, x)});
+    const std::string separates = "(1 + 2^-" + std::to_string(p) +
+                                  ")^2 as a product of two sums: the sums held in the storage type lose the tie";
+    c.origin = {{"profile-probe", "factored-tie/outer"}, {"separates", separates}};
+    out.push_back({"factored-tie/outer", separates, std::move(c)});
+  }
   return out;
 }
 
