@@ -35,20 +35,14 @@ x=e["evidence"][0]; assert x["excludes"]=={"accumulate":"f64","round_inputs":Non
 evidence=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["f64"]["evidence"][0]["case_file"])' "$tmp/z.json")
 expect 1 "mismatch(value)" -- check --case "$evidence" --backend "$zero"
 
-# Candidates beyond a dtype's storage profile (f32, f16, bf16) need ORACLE §8 in the multiset
-# oracle; the staged stub aborts (SIGABRT, 134) on them, so these wait until it is implemented.
-"$bin" profile --backend fused --dtype f32 --out "$tmp/ev" >/dev/null 2>&1
-if [ $? -eq 134 ]; then
-  echo "skip: f32/f16/bf16 detection (the multiset oracle's ORACLE §8 profiles are not implemented yet)"
-else
-  expect 0 "f32   detected f32, declared f32: match" -- profile --backend fused --dtype f32 --out "$tmp/ev"
-  expect 0 "excludes f64: " -- profile --backend eigen --dtype f32 --out "$tmp/ev"
-  expect 0 '"accumulate": "f32"' -- profile --backend eigen --dtype f32 --json --out "$tmp/ev"
-  # The default dtypes are the backend's declared float dtypes (zero declares f32 and f64).
-  expect 1 "f32   detected none" -- profile --backend "$zero" --out "$tmp/zero"
-  # fused's f16 (once it declares it: before that, unsupported) is its storage type.
-  expect 0 "f16   " -- profile --backend fused --dtype f16 --out "$tmp/ev"
-fi
+# Candidates beyond a dtype's storage profile (f32, f16, bf16): ORACLE §8 in the multiset oracle.
+expect 0 "f32   detected f32, declared f32: match" -- profile --backend fused --dtype f32 --out "$tmp/ev"
+expect 0 "excludes f64: " -- profile --backend eigen --dtype f32 --out "$tmp/ev"
+expect 0 '"accumulate": "f32"' -- profile --backend eigen --dtype f32 --json --out "$tmp/ev"
+# The default dtypes are the backend's declared float dtypes (zero declares f32 and f64).
+expect 1 "f32   detected none" -- profile --backend "$zero" --out "$tmp/zero"
+# fused's f16 (once it declares it: before that, unsupported) is its storage type.
+expect 0 "f16   " -- profile --backend fused --dtype f16 --out "$tmp/ev"
 
 # Bad input: exit 2 with the diagnostic.
 expect 2 "error[invalidArgument]: --dtype: unknown dtype 'f8'" -- profile --backend fused --dtype f8
