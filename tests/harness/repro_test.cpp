@@ -145,6 +145,8 @@ TEST_P(StoredLibraryDivergence, Shows) {
     GTEST_SKIP() << backend << " has no standalone reproducer";
   }
   ASSERT_FALSE(c->is_vjp()) << name << " is a VJP case whose file name does not say so";
+  // repro's programs embed f32/f64 literals; a 16-bit divergence is reproduced by its case file.
+  if (is_half(c->dtype)) GTEST_SKIP() << "repro writes no f16/bf16 programs yet: run `einfuzz check --case`";
   std::string skipped;
   const Ran r = write_and_run(*c, backend, name, &skipped);
   if (!skipped.empty()) GTEST_SKIP() << skipped;
