@@ -18,43 +18,15 @@
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/run.hpp"
+#include "support/library_backends.hpp"
 #include "support/values_text.hpp"
 
 namespace einfuzz {
 namespace {
 
-const std::vector<std::string> kBackends = {"numpy", "numpy-opt", "torch", "torch-path-right", "torch-path-outer",
-                                            "torch-maxdim", "eigen", "xtensor", "plugin"};
-
-/// The backend through its einfuzz adapter, or nullptr with the reason it is absent.
-std::unique_ptr<Backend> make(const std::string& name, std::string& why_absent) {
-  if (name == "plugin") {
-    PluginOptions o;
-    o.path = EINFUZZ_EXAMPLE_PLUGIN;
-    auto b = load_plugin_backend(o);
-    if (!b.ok()) why_absent = b.error().message;
-    return b.ok() ? std::move(*b) : nullptr;
-  }
-  if (name == "eigen") return make_eigen_backend();
-  if (name == "xtensor") return make_xtensor_backend();
-  if (name.rfind("numpy", 0) == 0) {
-    const auto client = find_numpy_client();
-    if (!client) {
-      why_absent = name + " is not available: no python3 that imports numpy (Debian: apt-get install python3-numpy)";
-      return nullptr;
-    }
-    return make_numpy_backend(name == "numpy-opt", *client, Limits{});
-  }
-  auto b = make_builtin_backend(name, RunOptions{});
-  if (!b) why_absent = name + " is not built: libtorch was not found (Debian: libtorch-dev)";
-  return b;
-}
-
-std::string test_name(const ::testing::TestParamInfo<std::string>& p) {
-  std::string s = p.param;
-  std::replace(s.begin(), s.end(), '-', '_');
-  return s;
-}
+using test::kLibraryBackends;
+using test::library_test_name;
+using test::make_library_backend;
 
 /// The class of one value as ORACLE §3 names them.
 enum class Cls { finite, nan, pos_inf, neg_inf };
@@ -126,7 +98,7 @@ class DeclaredFactoring : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeclaredFactoring, HoldsAgainstTheLibrary) {
   std::string why;
-  const auto backend = make(GetParam(), why);
+  const auto backend = make_library_backend(GetParam(), why);
   if (!backend) GTEST_SKIP() << why;
   const bool factoring = backend->capabilities().factoring;
   std::vector<std::string> factored;  // cases where the library's class is not the per-term class
@@ -169,7 +141,7 @@ TEST_P(DeclaredFactoring, HoldsAgainstTheLibrary) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DeclaredFactoring, ::testing::ValuesIn(kBackends), test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DeclaredFactoring, ::testing::ValuesIn(kLibraryBackends), library_test_name);
 
 // ---------------------------------------------------------------------------------------------
 // NaN profiles: min/max reduces whose fibres hold NaN first, in the middle, last, everywhere or
@@ -193,7 +165,7 @@ class DeclaredNanProfile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeclaredNanProfile, HoldsAgainstTheLibrary) {
   std::string why;
-  const auto backend = make(GetParam(), why);
+  const auto backend = make_library_backend(GetParam(), why);
   if (!backend) GTEST_SKIP() << why;
   const Capabilities& caps = backend->capabilities();
   const auto has = [&](const char* k) { return std::find(caps.reductions.begin(), caps.reductions.end(), k) != caps.reductions.end(); };
@@ -252,7 +224,7 @@ TEST_P(DeclaredNanProfile, HoldsAgainstTheLibrary) {
   RecordProperty("discriminating_fibres", discriminating);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DeclaredNanProfile, ::testing::ValuesIn(kBackends), test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DeclaredNanProfile, ::testing::ValuesIn(kLibraryBackends), library_test_name);
 
 // ---------------------------------------------------------------------------------------------
 // Tie rules (ORACLE §7): min/max VJPs of fibres with a two-element tie and g = 1, where the three
@@ -291,7 +263,7 @@ class DeclaredTieRule : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeclaredTieRule, HoldsAgainstTheLibrary) {
   std::string why;
-  const auto backend = make(GetParam(), why);
+  const auto backend = make_library_backend(GetParam(), why);
   if (!backend) GTEST_SKIP() << why;
   const Capabilities& caps = backend->capabilities();
   const auto has = [&](const char* k) { return std::find(caps.reductions.begin(), caps.reductions.end(), k) != caps.reductions.end(); };
@@ -350,7 +322,7 @@ TEST_P(DeclaredTieRule, HoldsAgainstTheLibrary) {
   RecordProperty("tie_fibres", cases);
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DeclaredTieRule, ::testing::ValuesIn(kBackends), test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DeclaredTieRule, ::testing::ValuesIn(kLibraryBackends), library_test_name);
 
 }  // namespace
 }  // namespace einfuzz

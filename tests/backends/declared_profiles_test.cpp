@@ -19,43 +19,15 @@
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/run.hpp"
+#include "support/library_backends.hpp"
 #include "support/values_text.hpp"
 
 namespace einfuzz {
 namespace {
 
-const std::vector<std::string> kBackends = {"numpy", "numpy-opt", "torch", "torch-path-right", "torch-path-outer",
-                                            "torch-maxdim", "eigen", "xtensor", "plugin"};
-
-/// The backend through its einfuzz adapter, or nullptr with the reason it is absent.
-std::unique_ptr<Backend> make(const std::string& name, std::string& why_absent) {
-  if (name == "plugin") {
-    PluginOptions o;
-    o.path = EINFUZZ_EXAMPLE_PLUGIN;
-    auto b = load_plugin_backend(o);
-    if (!b.ok()) why_absent = b.error().message;
-    return b.ok() ? std::move(*b) : nullptr;
-  }
-  if (name == "eigen") return make_eigen_backend();
-  if (name == "xtensor") return make_xtensor_backend();
-  if (name.rfind("numpy", 0) == 0) {
-    const auto client = find_numpy_client();
-    if (!client) {
-      why_absent = name + " is not available: no python3 that imports numpy (Debian: apt-get install python3-numpy)";
-      return nullptr;
-    }
-    return make_numpy_backend(name == "numpy-opt", *client, Limits{});
-  }
-  auto b = make_builtin_backend(name, RunOptions{});
-  if (!b) why_absent = name + " is not built: libtorch was not found (Debian: libtorch-dev)";
-  return b;
-}
-
-std::string test_name(const ::testing::TestParamInfo<std::string>& p) {
-  std::string s = p.param;
-  std::replace(s.begin(), s.end(), '-', '_');
-  return s;
-}
+using test::kLibraryBackends;
+using test::library_test_name;
+using test::make_library_backend;
 
 /// Element `i` of a float tensor, widened exactly.
 double element(const Tensor& t, std::size_t i) {
@@ -176,7 +148,7 @@ class DeclaredProfile : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeclaredProfile, HoldsAgainstTheLibrary) {
   std::string why;
-  const auto backend = make(GetParam(), why);
+  const auto backend = make_library_backend(GetParam(), why);
   if (!backend) GTEST_SKIP() << why;
   const Capabilities& caps = backend->capabilities();
   int dtypes = 0;
@@ -224,7 +196,7 @@ TEST_P(DeclaredProfile, HoldsAgainstTheLibrary) {
   if (dtypes == 0) GTEST_SKIP() << GetParam() << " declares none of f16, bf16, f32";
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DeclaredProfile, ::testing::ValuesIn(kBackends), test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DeclaredProfile, ::testing::ValuesIn(kLibraryBackends), library_test_name);
 
 // ---------------------------------------------------------------------------------------------
 // TF32: (1 + 2^-12)² = 1 + 2^-11 + 2^-24 is 1 + 2^-11 in f32 (a tie to even), but 1 when the inputs
@@ -235,7 +207,7 @@ class DeclaredInputRounding : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DeclaredInputRounding, HoldsAgainstTheLibrary) {
   std::string why;
-  const auto backend = make(GetParam(), why);
+  const auto backend = make_library_backend(GetParam(), why);
   if (!backend) GTEST_SKIP() << why;
   const Capabilities& caps = backend->capabilities();
   if (std::find(caps.dtypes.begin(), caps.dtypes.end(), DType::f32) == caps.dtypes.end()) {
@@ -267,7 +239,7 @@ TEST_P(DeclaredInputRounding, HoldsAgainstTheLibrary) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Backends, DeclaredInputRounding, ::testing::ValuesIn(kBackends), test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, DeclaredInputRounding, ::testing::ValuesIn(kLibraryBackends), library_test_name);
 
 // ---------------------------------------------------------------------------------------------
 // The eigen adapter hands core's 16-bit values to Eigen::half / Eigen::bfloat16 and back bit for
