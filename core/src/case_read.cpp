@@ -11,6 +11,8 @@
 #include "case_sax.hpp"
 #include "case_values.hpp"
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/case_origin.hpp"
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
@@ -368,10 +370,38 @@ Result<Case> Reader::read(std::string_view text) {
       c.origin.emplace_back(k, v.get<std::string>());
     }
   }
+  // `origin.profile`: the precision profile a stored verdict is judged under (CASES.md); a value
+  // that names none, or none valid for the case's dtype, would make its replay meaningless.
+  for (const auto& [k, v] : c.origin) {
+    if (k != "profile") continue;
+    const auto p = profile_from_text(v);
+    if (!p) {
+      return fail("origin.profile", "must be a precision profile (f16, bf16, f32 or f64, optionally +tf32), got " +
+                                        printable(json_quote(v), 80));
+    }
+    if (const std::string why = profile_problem(c.dtype, *p); !why.empty()) {
+      return fail("origin.profile", printable(json_quote(v), 80) + " is not valid for " +
+                                        std::string(dtype_name(c.dtype)) + ": " + why);
+    }
+  }
   return c;
 }
 
 }  // namespace
+
+std::string origin_value(const Case& c, std::string_view key) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
+std::optional<PrecisionProfile> origin_profile(const Case& c) {
+  for (const auto& [k, v] : c.origin) {
+    if (k == "profile") return profile_from_text(v);
+  }
+  return std::nullopt;
+}
 
 Result<Case> read_case(std::string_view text, std::string_view file_name, const Limits& limits) {
   // The boundary: nothing thrown inside (allocation failure, a library error) escapes.

@@ -26,6 +26,13 @@ Backends: `einfuzz backends` lists them with their capabilities; a process speak
 
 Patterns starting with '-' (e.g. '->') must follow '--':  einfuzz check --shapes '()' -- '->'
 
+Precision profile: --profile P judges any-order float results under P (ORACLE §8) instead of each
+backend's declaration, e.g. the evidence `einfuzz profile` prints for an excluded profile:
+  einfuzz check --case FILE --backend torch --profile f32   (exit 1: torch broke the f32 bound)
+P is declared (the default), f16, bf16, f32 or f64, optionally +tf32; a P narrower than the case's
+dtype (or TF32 outside its exponent range, or any P on an integer/bool case) is exit 2 before
+anything runs. Ordered backends (fused) stay bitwise; a reduce never rounds its inputs.
+
 Exit status: 0 every backend agrees with the reference, 1 a mismatch (or a case file's `expect`
 does not hold), 2 bad input (the diagnostic is printed with a caret under the column), 3 an
 in-process plugin ended the process (exit, abort, crash) before the verdicts were printed.
@@ -77,6 +84,7 @@ Subcommand add_check(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_flag("--json", check->json, "print one JSON document instead of the table");
   add_verdict_options(cmd, check->run, check->backend_options);
+  add_profile_option(cmd, check->run);
 
   return {cmd, [cmd, check, backend_lists] {
             if (check->case_file.empty() && cmd->count("pattern") == 0) {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "subcommand.hpp"
 
@@ -79,6 +80,30 @@ void add_verdict_options(CLI::App* cmd, RunOptions& run, BackendSpecOptions& bac
   cmd->add_flag("--isolate", backend_options.isolate,
                 "run each in-process backend in a forked worker (per-case timeout, address-space limit): "
                 "a crash or hang becomes a verdict");
+}
+
+void add_profile_option(CLI::App* cmd, RunOptions& run) {
+  const CLI::Validator spelled(
+      [](std::string& text) {
+        if (text == "declared" || profile_from_text(text)) return std::string();
+        return "not a precision profile: '" + text + "' (declared, or f16, bf16, f32, f64 optionally +tf32)";
+      },
+      "PROFILE", "Profile");
+  cmd->add_option_function<std::string>(
+         "--profile",
+         [&run](const std::string& text) {
+           if (text == "declared") {
+             run.profile.reset();
+           } else {
+             run.profile = profile_from_text(text);
+           }
+         },
+         "judge any-order float results under P instead of each backend's declared precision profile: "
+         "declared (default) | ACC | ACC+tf32, ACC one of f16, bf16, f32, f64 (ORACLE §8; e.g. f32+tf32); it must "
+         "be valid for the case's dtype (never narrower; a reduce never rounds its inputs); ordered backends "
+         "(fused) and integer/bool cases stay bitwise, VJP cases are judged as before")
+      ->type_name("P")
+      ->check(spelled);
 }
 
 CLI::App* add_subcommand(CLI::App& app, const std::string& name, const std::string& description,

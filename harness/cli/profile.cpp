@@ -25,7 +25,9 @@ outer-axis sum, dot product and matmul and as reduce sums and a mean, and judges
 each candidate profile with ORACLE §8's bound: accumulate in the dtype, f32 or f64 (never narrower
 than the dtype), inputs as they are or (f32) rounded to TF32. Per dtype it prints the most precise
 profile every result satisfied, the backend's declared profile, and for every excluded profile the
-case that excludes it (written under --out) with the command that reproduces its result.
+case that excludes it (written under --out) with the command that reproduces the exclusion:
+`einfuzz check --case FILE --backend B --profile EXCLUDED` exits 1 with the same element (without
+--profile it judges under the declared profile).
 
 Dtypes: --dtype f16,bf16 (default: the float dtypes the backend declares). A dtype the backend does
 not declare is reported unsupported and runs nothing (never a finding).
@@ -74,13 +76,17 @@ struct Stored {
   std::string file, reproduce, error;
 };
 
-Stored store(const Case& c, const ProfileFlags& f, const std::string& spec) {
+/// Writes `c` under --out; its reproduce command judges it under `profile` (an excluded profile:
+/// the command fails as the exclusion says) or, without one, under the declared profile.
+Stored store(const Case& c, const ProfileFlags& f, const std::optional<PrecisionProfile>& profile) {
   Stored s;
   std::error_code ec;
   std::filesystem::create_directories(f.out, ec);
   s.file = (std::filesystem::path(f.out) / case_file_name(c)).string();
   s.error = write_file_atomically(s.file, write_case(c));
-  s.reproduce = reproduce_command(s.file, {"build/einfuzz", {spec}, f.verdict.run, f.verdict.backend_options});
+  RunOptions run = f.verdict.run;
+  run.profile = profile;
+  s.reproduce = reproduce_command(s.file, {"build/einfuzz", {f.backend}, run, f.verdict.backend_options});
   return s;
 }
 
@@ -158,7 +164,7 @@ int run_profile(const ProfileFlags& f) {
       }
     }
     for (const ProfileExclusion& x : r.excluded) {
-      const Stored s = store(x.c, f, f.backend);
+      const Stored s = store(x.c, f, x.profile);
       io_error |= !s.error.empty();
       if (!s.error.empty()) std::cerr << "error[io]: cannot write the evidence case: " << s.error << "\n";
       nlohmann::json e = {{"excludes", profile_json(x.profile)}, {"probe", x.probe},
@@ -180,7 +186,7 @@ int run_profile(const ProfileFlags& f) {
       const bool fault = p.verdict.kind != VerdictKind::unsupported;
       nlohmann::json e = {{"probe", p.probe}, {"verdict", p.verdict.label()}, {"detail", p.verdict.detail}};
       if (fault) {
-        const Stored s = store(p.c, f, f.backend);
+        const Stored s = store(p.c, f, std::nullopt);
         io_error |= !s.error.empty();
         e["case_file"] = s.file;
         e["reproduce"] = s.reproduce;

@@ -17,6 +17,12 @@ is readable, its `expect` (the reference's conclusion: accept, or an error code)
 backend gets a failing verdict (an ordered backend such as fused must equal the reference bit
 for bit). `--json -` prints the JSON report instead of the table.
 
+A stored divergence (origin: library, backend, verdict) must reproduce its recorded verdict on its
+recorded backends; one with `origin.profile` (a profile surprise) is judged there under that
+precision profile and must pass there under the declared one. --profile P judges every any-order
+backend under P instead (then origin.profile is not used); a P invalid for some case's dtype is
+exit 2 before anything runs.
+
 Exit status: 0 every case passed, 1 some case failed, 2 bad usage (a missing path, an unknown
 backend), 3 an I/O error (a report could not be written) or an in-process plugin ended the
 process. A FIFO, socket, device or dangling symlink among the paths is a failed case, never
@@ -55,12 +61,23 @@ Subcommand add_replay(CLI::App& app) {
                   "write a self-contained HTML report to FILE (verdict matrix, |error|/B histograms, "
                   "failed cases with their tables)");
   add_verdict_options(cmd, *st);
+  add_profile_option(cmd, st->run);
 
   return {cmd, [st] {
             auto files = collect_case_files(st->paths);
             if (!files) {
               std::cerr << render(files.error()) << "\n";
               return 2;
+            }
+            if (st->run.profile) {  // one invalid for some case's dtype is bad usage: nothing runs
+              for (const auto& file : *files) {
+                const auto c = read_case_file(file, st->run.limits);
+                if (!c) continue;  // replay reports it as unreadable
+                if (const auto problem = profile_option_problem(*c, *st->run.profile)) {
+                  std::cerr << render(*problem) << " (" << file.string() << ")\n";
+                  return 2;
+                }
+              }
             }
             std::vector<std::string> specs;
             for (const std::string& list : st->backend_lists) {

@@ -55,6 +55,11 @@ inline void add_verdict_options(CLI::App* cmd, VerdictFlags& flags) {
   add_verdict_options(cmd, flags.run, flags.backend_options);
 }
 
+/// Registers `--profile P` (check, replay): RunOptions::profile, "declared" (the default) leaving
+/// it unset; a P that is no profile is bad usage here, one invalid for a case's dtype is refused
+/// by the subcommand before it runs anything (profile_option_problem).
+void add_profile_option(CLI::App* cmd, RunOptions& run);
+
 /// Refuses a leading minus sign on an unsigned option (CLI11 would wrap "-1" to 2^64 - 1).
 extern const CLI::Validator kNotNegative;
 

@@ -77,6 +77,27 @@ sed 's/"verdict": "mismatch(value)"/"verdict": "mismatch(special: NaN expected)"
 expect 1 "FAIL fixed.case.json" -- replay fixed.case.json --backend xtensor
 expect 1 "no longer reproduces" -- replay fixed.case.json --backend xtensor
 
+# Profile surprises (origin.profile): judged under that profile on the recorded backend, and they
+# must pass there under the declared profile. Without origin.profile the Eigen f16 mean passes (its
+# recorded verdict no longer reproduces); an xtensor divergence given a profile fails as declared.
+surprise=$(grep -l '"profile": "f32"' "$src"/corpus/divergences/*.case.json | xargs grep -l '"backend": "eigen"' | head -1)
+check "a stored Eigen profile surprise exists" test -n "$surprise"
+expect 0 " 0 failed" -- replay "$surprise" --backend eigen,fused,shuffle
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["origin"]["profile"]; json.dump(d, open(sys.argv[2], "w"))' \
+  "$surprise" noprofile.case.json
+expect 1 "no longer reproduces" -- replay noprofile.case.json --backend eigen
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["origin"]["profile"]="f64"; json.dump(d, open(sys.argv[2], "w"))' \
+  "$src/corpus/divergences/reduce-35016d17dfa9260a.case.json" declaredbug.case.json
+expect 1 "must pass under the declared profile" -- replay declaredbug.case.json --backend xtensor
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); d["origin"]["profile"]="f8"; json.dump(d, open(sys.argv[2], "w"))' \
+  "$surprise" badprofile.case.json
+expect 1 "origin.profile: must be a precision profile" -- replay badprofile.case.json --backend eigen
+expect 1 "stale" -- replay noprofile.case.json --backend eigen --json -
+# A campaign's --known ignores a profile surprise (it would pass there) but not the same case without it.
+mkdir -p known-surprise known-plain && cp "$surprise" known-surprise/ && cp noprofile.case.json known-plain/
+expect 0 "0 stored divergences known" -- fuzz --backend fused --cases 1 --known known-surprise --no-store
+expect 0 "1 stored divergences known" -- fuzz --backend fused --cases 1 --known known-plain --no-store
+
 # Shrink: bad input and a case that does not fail are exit 2.
 expect 2 "nothing to shrink" -- shrink "$src/corpus/conformance/E01.case.json" --backend fused
 expect 2 "error[malformedCase]" -- shrink "$src/tests/cli/bad_count.case.json"

@@ -44,6 +44,47 @@ expect 1 "f32   detected none" -- profile --backend "$zero" --out "$tmp/zero"
 # fused's f16 (once it declares it: before that, unsupported) is its storage type.
 expect 0 "f16   " -- profile --backend fused --dtype f16 --out "$tmp/ev"
 
+# The printed reproduce command of an excluded profile reproduces the exclusion: `check --profile
+# EXCLUDED` exits 1 with the mismatch, the same case under the declared profile passes (Eigen f32
+# accumulates in f32, so f64 is excluded).
+"$bin" profile --backend eigen --dtype f32 --json --out "$tmp/eig" >"$tmp/e.json"
+python3 -c 'import json,sys
+for x in json.load(open(sys.argv[1]))["f32"]["evidence"]:
+  if x["excludes"]=={"accumulate":"f64","round_inputs":None}: print(x["reproduce"]); print(x["case_file"])' \
+  "$tmp/e.json" >"$tmp/e.txt"
+reproduce=$(sed -n 1p "$tmp/e.txt")
+excluding=$(sed -n 2p "$tmp/e.txt")
+check "the evidence's reproduce command names --profile f64" \
+  test "$reproduce" = "build/einfuzz check --case '$excluding' --backend eigen --profile f64"
+eval "set -- ${reproduce#build/einfuzz }"
+expect 1 "mismatch(value)" -- "$@"
+expect 1 "judged under --profile f64 (declared f32)" -- "$@"
+expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen
+expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen --profile declared
+# The table prints the same command.
+expect 0 "reproduce: build/einfuzz check --case '$tmp/eig/" -- profile --backend eigen --dtype f32 --out "$tmp/eig"
+expect 0 "--profile f64" -- profile --backend eigen --dtype f32 --out "$tmp/eig"
+
+# check --profile: valid profiles judge; one the case's dtype cannot take is exit 2 before running.
+expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen --profile f32
+expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen --profile f32+tf32
+expect 0 "fused      pass(bitwise)" -- check --case "$excluding" --backend fused --profile f64
+expect 2 "error[invalidArgument]: --profile f16 cannot judge a f32 case: the accumulator f16 cannot hold every f32 value" \
+  -- check --case "$excluding" --backend eigen --profile f16
+expect 2 "--profile bf16 cannot judge a f32 case" -- check --case "$excluding" --backend eigen --profile bf16
+expect 2 "--profile f64+tf32 cannot judge a f64 case: tf32 input rounding" -- check 'i ->' --shapes 3 --profile f64+tf32
+expect 2 "precision profiles are for float dtypes" -- check 'i ->' --shapes 3 --dtype i32 --profile f64
+expect 2 "not a precision profile: 'f8'" -- check 'i ->' --shapes 3 --profile f8
+expect 2 "not a precision profile: 'f32+none'" -- check 'i ->' --shapes 3 --profile f32+none
+expect 0 "--profile" -- check --help
+# replay --profile: the same option; invalid for some case's dtype is exit 2, nothing replayed.
+expect 1 "judged under --profile f64" -- replay "$excluding" --backend eigen --profile f64
+expect 0 " 0 failed" -- replay "$excluding" --backend eigen
+expect 1 "reproduce: build/einfuzz check --case '$excluding' --backend eigen --profile f64" -- \
+  replay "$excluding" --backend eigen --profile f64
+expect 2 "--profile f16 cannot judge a f32 case" -- replay "$excluding" --backend eigen --profile f16
+expect 0 "--profile" -- replay --help
+
 # Bad input: exit 2 with the diagnostic.
 expect 2 "error[invalidArgument]: --dtype: unknown dtype 'f8'" -- profile --backend fused --dtype f8
 expect 2 "is listed twice" -- profile --backend fused --dtype f64,f64

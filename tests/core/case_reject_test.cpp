@@ -127,6 +127,15 @@ TEST(CaseFormat, RejectsBadTopLevelFields) {
       {base + R"("inputs": [], "origin": {"seed": 42}})",
        Code::malformedCase, {"origin[\"seed\"]: must be a string", "42"}},
       {base + R"("inputs": [], "origin": "x"})", Code::malformedCase, {"origin: must be an object"}},
+      // origin.profile: a precision profile valid for the case's dtype (CASES.md, ORACLE §8).
+      {base + R"("inputs": [], "origin": {"profile": "f8"}})",
+       Code::malformedCase, {"origin.profile: must be a precision profile", "\"f8\""}},
+      {base + R"("inputs": [], "origin": {"profile": "f32+none"}})",
+       Code::malformedCase, {"origin.profile: must be a precision profile"}},
+      {base + R"("inputs": [], "origin": {"profile": "f32"}})",
+       Code::malformedCase, {"origin.profile: \"f32\" is not valid for f64", "narrower than the dtype"}},
+      {base + R"("inputs": [], "origin": {"profile": "f64+tf32"}})",
+       Code::malformedCase, {"origin.profile: \"f64+tf32\" is not valid for f64", "tf32 input rounding"}},
   };
   for (const Rejection& row : rows) EXPECT_TRUE(rejected(row.text, row.code, row.fragments));
 }

@@ -1,6 +1,8 @@
 // Tests of the case format `einfuzz-case/1`: canonical text, value spellings, reading, and stable
 // file names (rejections: case_reject_test.cpp; properties: case_property_test.cpp).
 #include "einfuzz/core/case.hpp"
+#include "einfuzz/core/case_origin.hpp"
+#include "einfuzz/core/precision_text.hpp"
 
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
@@ -152,6 +154,24 @@ TEST(CaseFormat, ReadsOptionalFieldsAndKeepsOrder) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->expect_error, std::optional<std::string>(""));
   EXPECT_EQ(r->origin, (std::vector<std::pair<std::string, std::string>>{{"z", "1"}, {"a", "2"}, {"m", ""}}));
+
+  // origin.profile (a stored profile surprise): read as a string, spelled back the same, and
+  // parsed by origin_profile.
+  EXPECT_FALSE(origin_profile(*r));
+  const std::string bf16_input = R"({"shape": [2], "values": ["0x1p+0", "0x1p+0"]})";
+  for (const char* text : {"bf16", "f32", "f64", "f32+tf32"}) {
+    SCOPED_TRACE(text);
+    r = read_case(doc("bf16", bf16_input, std::string(R"(, "origin": {"backend": "torch", "profile": ")") + text + "\"}"),
+                  kFile);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(origin_value(*r, "profile"), text);
+    ASSERT_TRUE(origin_profile(*r));
+    EXPECT_EQ(profile_text(*origin_profile(*r)), text);
+    const auto again = read_case(write_case(*r), kFile);
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(again->origin, r->origin);
+    EXPECT_EQ(write_case(*again), write_case(*r));
+  }
 
   r = read_case(doc("i32", inputs, R"(, "expect": {"error": "rankMismatch"})"), kFile);
   ASSERT_TRUE(r.ok()) << r.error().message;

@@ -15,7 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/core/case_origin.hpp"
 #include "einfuzz/core/choice.hpp"
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/generate.hpp"
 #include "einfuzz/harness/repro.hpp"
@@ -145,6 +147,12 @@ TEST_P(StoredLibraryDivergence, Shows) {
     GTEST_SKIP() << backend << " has no standalone reproducer";
   }
   ASSERT_FALSE(c->is_vjp()) << name << " is a VJP case whose file name does not say so";
+  // A profile surprise passes under the declared profile that repro's programs judge with; its
+  // case file reproduces it under origin.profile (replay and StoredDivergences/Divergences run it).
+  if (const auto p = origin_profile(*c)) {
+    GTEST_SKIP() << "a profile surprise: run `einfuzz check --case " << name << ".case.json --backend " << backend
+                 << " --profile " << profile_text(*p) << "`";
+  }
   // repro's programs embed f32/f64 literals; a 16-bit divergence is reproduced by its case file.
   if (is_half(c->dtype)) GTEST_SKIP() << "repro writes no f16/bf16 programs yet: run `einfuzz check --case`";
   std::string skipped;

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "einfuzz/core/case_origin.hpp"
 #include "einfuzz/harness/run.hpp"
 
 namespace einfuzz::test {
@@ -12,6 +13,14 @@ namespace einfuzz::test {
 inline Verdict run_on(const Case& c, Backend& backend, const RunOptions& options = {}) {
   Backend* list[] = {&backend};
   return run_case(c, list, options).backends.at(0).verdict;
+}
+
+/// The options a stored divergence's recorded verdict was judged under: its `origin.profile` for
+/// every backend when it has one (a profile surprise), else each backend's declared profile.
+inline RunOptions as_recorded(const Case& c) {
+  RunOptions options;
+  options.profile = origin_profile(c);
+  return options;
 }
 
 /// The verdict's label and detail, and its first failing element's numbers.

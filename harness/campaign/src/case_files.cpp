@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "einfuzz/core/case_origin.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/group.hpp"
 
@@ -30,7 +31,8 @@ std::vector<std::filesystem::path> list_case_files(const std::filesystem::path& 
 
 /// Group signature → file, for every stored divergence under `o.known`: the signature of the stored
 /// case on its `origin.backend`'s family with its recorded `origin.verdict` (replay checks that it
-/// still reproduces). Cases without both fields are not divergences and are skipped.
+/// still reproduces). Cases without both fields are not divergences and are skipped, and so are
+/// profile surprises (`origin.profile`) unless the campaign judges under that profile.
 std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::vector<std::string>& errors) {
   namespace fs = std::filesystem;
   std::vector<fs::path> files;
@@ -57,6 +59,9 @@ std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o
       if (k == "verdict") verdict = v;
     }
     if (backend.empty() || verdict.empty()) continue;
+    // A profile surprise's verdict holds under origin.profile only; under the declared profile the
+    // campaign judges with, that case passes, and its signature must not hide a real failure.
+    if (const auto p = origin_profile(*c); p && o.run.profile != p) continue;
     known.emplace(group_signature(*c, backend_family(backend), verdict), file);
   }
   return known;

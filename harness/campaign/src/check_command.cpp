@@ -205,6 +205,9 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   auto prepared = prepare(cmd);
   if (!prepared) return print_bad_input(cmd, prepared.error(), out, err);
   const Case& c = prepared->c;
+  if (cmd.run.profile) {
+    if (auto problem = profile_option_problem(c, *cmd.run.profile)) return print_bad_input(cmd, *problem, out, err);
+  }
 
   auto owned = make_backends(cmd.backends, cmd.run, cmd.backend_options);
   if (!owned) return print_bad_input(cmd, owned.error(), out, err);

@@ -29,12 +29,6 @@ std::vector<PrecisionProfile> candidate_profiles(DType dtype) {
   return out;
 }
 
-std::string profile_text(const PrecisionProfile& p) {
-  std::string s(dtype_name(p.accumulate));
-  if (p.round_inputs != InputRounding::none) s += "+" + std::string(input_rounding_name(p.round_inputs));
-  return s;
-}
-
 namespace {
 
 /// One value list and what it separates; `y` is the second factor of the product feeds (empty:

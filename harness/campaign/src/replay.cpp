@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "einfuzz/core/case_origin.hpp"
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "case_files.hpp"
@@ -68,29 +70,19 @@ Result<std::vector<std::filesystem::path>> collect_case_files(std::span<const st
 
 namespace {
 
-std::string origin_field(const Case& c, std::string_view key) {
-  for (const auto& [k, v] : c.origin) {
-    if (k == key) return v;
-  }
-  return {};
-}
-
 /// The library family of a stored divergence (replay.hpp), or "" for any other case.
 std::string divergence_family(const Case& c) {
-  if (origin_field(c, "library").empty() || origin_field(c, "verdict").empty()) return {};
-  const std::string backend = origin_field(c, "backend");
+  if (origin_value(c, "library").empty() || origin_value(c, "verdict").empty()) return {};
+  const std::string backend = origin_value(c, "backend");
   return backend.empty() ? std::string() : backend_family(backend);
 }
 
 /// Fills `e.known` and `e.stale` (replay.hpp: a stored divergence is a strict expected failure);
 /// `libraries` are the families with stored divergences among the replayed cases.
-void judge_divergence(const Case& c, const std::set<std::string>& libraries, ReplayEntry& e) {
-  e.known.assign(e.backends.size(), false);
-  const std::string library = origin_field(c, "library"), backend = origin_field(c, "backend"),
-                    verdict = origin_field(c, "verdict");
-  if (divergence_family(c).empty()) return;
-  std::vector<std::string> recorded = {backend};
-  const std::string variants = origin_field(c, "variants");
+/// The recorded backends of a stored divergence: `origin.backend`, then those in `origin.variants`.
+std::vector<std::string> recorded_backends(const Case& c) {
+  std::vector<std::string> recorded = {origin_value(c, "backend")};
+  const std::string variants = origin_value(c, "variants");
   for (std::size_t i = 0; i < variants.size();) {
     std::size_t j = variants.find(',', i);
     if (j == std::string::npos) j = variants.size();
@@ -98,13 +90,23 @@ void judge_divergence(const Case& c, const std::set<std::string>& libraries, Rep
     if (!v.empty() && std::find(recorded.begin(), recorded.end(), v) == recorded.end()) recorded.push_back(std::move(v));
     i = j + 1;
   }
+  return recorded;
+}
+
+void judge_divergence(const Case& c, const std::set<std::string>& libraries, ReplayEntry& e) {
+  e.known.assign(e.backends.size(), false);
+  const std::string library = origin_value(c, "library"), backend = origin_value(c, "backend"),
+                    verdict = origin_value(c, "verdict");
+  if (divergence_family(c).empty()) return;
+  const std::vector<std::string> recorded = recorded_backends(c);
   const std::string family = backend_family(backend);
   for (std::size_t b = 0; b < e.backends.size(); ++b) {
     const BackendOutcome& o = e.backends[b];
     if (std::find(recorded.begin(), recorded.end(), o.backend) != recorded.end()) {
       e.known[b] = true;
       if (o.verdict.label() != verdict) {
-        e.stale.push_back(o.backend + ": the stored divergence no longer reproduces: recorded " + verdict + ", now " +
+        e.stale.push_back(o.backend + ": the stored divergence no longer reproduces: recorded " + verdict +
+                          (e.profile ? " under profile " + profile_text(*e.profile) : std::string()) + ", now " +
                           o.verdict.label() + " (" + library + " was fixed or changed: update the registry)");
       }
     } else if (backend_family(o.backend) == family || libraries.count(backend_family(o.backend)) != 0) {
@@ -112,6 +114,25 @@ void judge_divergence(const Case& c, const std::set<std::string>& libraries, Rep
       // its own stored cases): shown, not judged.
       e.known[b] = true;
     }
+  }
+}
+
+/// A profile surprise must pass under its recorded backends' declared profiles (else it is a bug
+/// under the declaration, stored without origin.profile): one more run on those backends, each
+/// judged as declared; a failure there is `stale`.
+void require_declared_pass(const Case& c, std::span<Backend* const> backends, const RunOptions& options,
+                           ReplayEntry& e) {
+  const std::vector<std::string> recorded = recorded_backends(c);
+  std::vector<Backend*> mine;
+  for (Backend* b : backends) {
+    if (std::find(recorded.begin(), recorded.end(), b->name()) != recorded.end()) mine.push_back(b);
+  }
+  if (mine.empty()) return;
+  for (const BackendOutcome& o : run_case(c, mine, options).backends) {
+    if (!is_failure(o.verdict.kind)) continue;
+    e.stale.push_back(o.backend + ": a profile surprise must pass under the declared profile, got " + o.verdict.label() +
+                      " (a divergence under the declaration: store it without origin.profile; `check` without "
+                      "--profile shows it)");
   }
 }
 
@@ -148,13 +169,24 @@ ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::spa
       e.expect = e.reference = "-";
     } else {
       e.expect = !c->expect_error ? "-" : c->expect_error->empty() ? "accept" : *c->expect_error;
-      CaseOutcome outcome = run_case(*c, backends, options);
+      // A stored profile surprise (origin.profile) is judged under that profile on its recorded
+      // backends, unless --profile chose one for every backend.
+      RunOptions judged = options;
+      if (!options.profile && !divergence_family(*c).empty()) {
+        e.profile = origin_profile(*c);
+        if (e.profile) {
+          judged.profile = e.profile;
+          judged.profile_backends = recorded_backends(*c);
+        }
+      }
+      CaseOutcome outcome = run_case(*c, backends, judged);
       e.reference = outcome.skipped     ? std::string("skipped (harness limit)")
                     : outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code))
                                         : "accepts";
       e.backends = std::move(outcome.backends);
       e.expect_failure = std::move(outcome.expect_failure);
       judge_divergence(*c, libraries, e);
+      if (e.profile) require_declared_pass(*c, backends, options, e);
       e.stored = std::move(*c);
       bool failed = false;
       for (std::size_t b = 0; b < e.backends.size(); ++b) failed |= !e.known[b] && is_failure(e.backends[b].verdict.kind);
@@ -201,6 +233,24 @@ std::string cell(const ReplayEntry& e, std::size_t b) {
 
 std::string replay_reproduce(const ReplayResult& r, const ReplayEntry& e, ReproduceContext context) {
   if (context.backends.empty()) context.backends = r.backends;
+  // A profile surprise whose failures are all on its recorded backends: those backends under the
+  // recorded profile (the command can name one profile for all the backends it runs).
+  if (e.profile && !context.run.profile && !e.expect_failure && e.stored) {
+    const std::vector<std::string> recorded = recorded_backends(*e.stored);
+    bool recorded_only = true;
+    for (std::size_t b = 0; b < e.backends.size(); ++b) {
+      const bool mine = std::find(recorded.begin(), recorded.end(), e.backends[b].backend) != recorded.end();
+      recorded_only &= mine || !is_failure(e.backends[b].verdict.kind);
+    }
+    if (recorded_only) {
+      std::vector<std::string> names;
+      for (const BackendOutcome& o : e.backends) {
+        if (std::find(recorded.begin(), recorded.end(), o.backend) != recorded.end()) names.push_back(o.backend);
+      }
+      if (!names.empty()) context.backends = std::move(names);
+      context.run.profile = e.profile;
+    }
+  }
   return reproduce_command(e.file, context);
 }
 

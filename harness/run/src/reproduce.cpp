@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/core/text.hpp"
 
 namespace einfuzz {
@@ -42,6 +43,7 @@ std::vector<std::string> verdict_option_args(const RunOptions& run, const Backen
   }
   if (backend_options.timeout_seconds != ds.timeout_seconds) add("--timeout", shortest(backend_options.timeout_seconds));
   if (backend_options.isolate) a.emplace_back("--isolate");
+  if (run.profile) add("--profile", profile_text(*run.profile));
   return a;
 }
 

@@ -2,12 +2,14 @@
 #include "einfuzz/core/reduction.hpp"
 #include "einfuzz/harness/run.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <utility>
 #include <vector>
 
 #include "einfuzz/core/harness_bug.hpp"
+#include "einfuzz/core/precision_text.hpp"
 
 #include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/reference/reduce.hpp"
@@ -16,6 +18,13 @@
 #include "inputs_snapshot.hpp"
 
 namespace einfuzz {
+
+std::optional<Diagnostic> profile_option_problem(const Case& c, const PrecisionProfile& profile) {
+  const std::string why = profile_problem(c.dtype, profile);
+  if (why.empty()) return std::nullopt;
+  return make_diagnostic(Code::invalidArgument, "--profile " + profile_text(profile) + " cannot judge a " +
+                                                    std::string(dtype_name(c.dtype)) + " case: " + why);
+}
 
 Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs) {
   if (const auto* e = std::get_if<CheckedEinsum>(&checked)) return reference::evaluate_einsum(*e, inputs);
@@ -66,12 +75,40 @@ Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendRe
                              {caps.factoring, options.strict_signed_zero, caps.tie_rule});
 }
 
-/// The profile an any-order backend's float result is judged under (ORACLE §8): its declared
-/// profile for the case's dtype; a reduce never rounds its inputs, so that part is dropped there.
-PrecisionProfile judged_profile(const Case& c, const Capabilities& caps) {
-  PrecisionProfile p = caps.profile(c.dtype);
+/// True when `options.profile` overrides the declaration of the backend called `name`.
+bool overridden(const RunOptions& options, std::string_view name) {
+  if (!options.profile) return false;
+  const auto& only = options.profile_backends;
+  return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+}
+
+/// The profile an any-order backend's float result is judged under (ORACLE §8): `options.profile`
+/// when it applies to the backend, else its declared profile for the case's dtype; a reduce never
+/// rounds its inputs, so that part is dropped there.
+PrecisionProfile judged_profile(const Case& c, const Backend& backend, const RunOptions& options) {
+  const bool over = overridden(options, backend.name());
+  PrecisionProfile p = over ? *options.profile : backend.capabilities().profile(c.dtype);
+  if (over && is_float(c.dtype) && !is_valid_profile(c.dtype, p)) {
+    harness_bug("run_case: --profile " + profile_text(p) + " for a " + std::string(dtype_name(c.dtype)) +
+                " case: " + profile_problem(c.dtype, p) + " (callers check it before running)");
+  }
   if (c.op == Op::reduce) p.round_inputs = InputRounding::none;
   return p;
+}
+
+/// `v` with the profile it was judged under named in its detail, when `--profile` chose it.
+Verdict naming_profile(Verdict v, const Case& c, const Backend& backend, const RunOptions& options) {
+  const bool judged = v.kind == VerdictKind::pass || v.kind == VerdictKind::indeterminate ||
+                      v.kind == VerdictKind::note_signed_zero || v.kind == VerdictKind::mismatch_value ||
+                      v.kind == VerdictKind::mismatch_special;
+  if (!judged || !overridden(options, backend.name()) || !is_float(c.dtype) || c.is_vjp() ||
+      backend.capabilities().semantics == Semantics::ordered) {
+    return v;
+  }
+  const std::string note = "judged under --profile " + profile_text(judged_profile(c, backend, options)) +
+                           " (declared " + profile_text(backend.capabilities().profile(c.dtype)) + ")";
+  v.detail = v.detail.empty() ? note : v.detail + "; " + note;
+  return v;
 }
 
 /// The memoised multiset truth of a checked einsum (or reduce) under `p`: one per distinct profile.
@@ -130,7 +167,7 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
   const bool exact = !is_float(c.dtype);
   if (caps.semantics == Semantics::ordered || exact) return judge_ordered(*reference.expected, actual, options.judge);
   // A profile no backend may declare (ORACLE §8) has no bound: the declaration is the fault.
-  const PrecisionProfile profile = judged_profile(c, caps);
+  const PrecisionProfile profile = judged_profile(c, backend, options);
   if (!is_valid_profile(c.dtype, profile)) {
     return make_verdict(VerdictKind::crash,
                         "protocol violation: declares accumulate " + std::string(dtype_name(profile.accumulate)) +
@@ -152,7 +189,7 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
 Verdict judge_or_abort(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                        const RunOptions& options) {
   try {
-    return judge_backend(reference, c, result, backend, options);
+    return naming_profile(judge_backend(reference, c, result, backend, options), c, backend, options);
   } catch (const std::exception& e) {
     harness_bug(std::string("judging ") + std::string(backend.name()) + "'s result threw: " + e.what());
   } catch (...) {
@@ -247,7 +284,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   for (std::size_t i = 0; i < backends.size(); ++i) {
     if (!backends[i]->concurrent() || !supported(i)) continue;
     const Capabilities& caps = backends[i]->capabilities();
-    judged_as[i] = {caps.semantics, caps.nan_profile, judged_profile(c, caps)};
+    judged_as[i] = {caps.semantics, caps.nan_profile, judged_profile(c, *backends[i], options)};
     take_inputs();
     verdicts[i] = guarded([&] { backends[i]->submit(c); });
     submitted[i] = !verdicts[i];

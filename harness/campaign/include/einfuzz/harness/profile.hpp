@@ -10,6 +10,7 @@
 
 #include "einfuzz/backends/backend.hpp"
 #include "einfuzz/core/precision.hpp"
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "einfuzz/harness/verdict.hpp"
 
@@ -26,9 +27,6 @@ struct ProfileProbe {
 /// (tf32 for f32 only), and within each accumulate f64, f32, then the dtype (only formats at least
 /// as wide as the dtype). f64 has one candidate, its storage profile.
 std::vector<PrecisionProfile> candidate_profiles(DType dtype);
-
-/// "f32", "f32+tf32" (accumulator, then the input rounding if any).
-std::string profile_text(const PrecisionProfile& p);
 
 /// The battery for a float `dtype`: long sums of ones (f16 saturates at 2048, bf16 at 256 in the
 /// storage type), 2^p followed by ones, cancellation series 2^e + x − 2^e with x a half-ulp of 2^e

@@ -36,6 +36,9 @@ struct ReplayEntry {
   std::optional<std::string> expect_failure;
   bool passed = false;                   ///< readable, `expect` holds, no backend failed, nothing stale
   std::optional<Case> stored;            ///< the case as read (for the HTML report's tables)
+  /// A stored profile surprise's `origin.profile`: its recorded backends were judged under it
+  /// (nullopt when absent, or when --profile judged every backend under one profile).
+  std::optional<PrecisionProfile> profile;
 };
 
 struct ReplayResult {
@@ -55,7 +58,10 @@ struct ReplayResult {
 /// `origin.verdict` (anything else is `stale`: the library was fixed or changed, update the
 /// registry); other backends of the same family (backend_family), and backends of any other family
 /// that has stored divergences of its own among `files`, are shown but not judged; every other
-/// backend (fused, shuffle, eigen, a plugin) must not fail, as on any case.
+/// backend (fused, shuffle, eigen, a plugin) must not fail, as on any case. A divergence with
+/// `origin.profile` (a profile surprise) is judged under that profile on its recorded backends
+/// only, and must also pass there under their declared profiles (a second run; else `stale`);
+/// `options.profile` (--profile) overrides this and judges every any-order backend under it.
 ReplayResult replay_cases(std::span<const std::filesystem::path> files, std::span<Backend* const> backends,
                           const RunOptions& options);
 

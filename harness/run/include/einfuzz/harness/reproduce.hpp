@@ -43,8 +43,10 @@ struct ReproduceContext {
 
 /// The verdict-deciding options that differ from their defaults, as CLI arguments (unquoted), in a
 /// fixed order: --threads --tile --tasks --strict-nan-payload --strict-signed-zero --shuffle-seed
-/// --max-operands --max-labels --max-tensor-elements --max-materialised-elements --timeout --isolate.
-/// Every one of them is accepted by check, fuzz, replay and shrink (cli/options.cpp).
+/// --max-operands --max-labels --max-tensor-elements --max-materialised-elements --timeout --isolate
+/// --profile. Every one of them is accepted by check, fuzz, replay and shrink (cli/options.cpp),
+/// except --profile (check and replay: only they set RunOptions::profile, which it spells whatever
+/// RunOptions::profile_backends says: name those backends alone).
 std::vector<std::string> verdict_option_args(const RunOptions& run, const BackendSpecOptions& backend_options);
 
 /// `COMMAND check <case> [--backend …] <verdict options>`, each argument shell-quoted where needed;

@@ -30,7 +30,20 @@ struct RunOptions {
   OrderedJudgeOptions judge;
   bool strict_signed_zero = false;  ///< any-order oracle: a wrong zero sign is a mismatch
   std::uint64_t shuffle_seed = 1;   ///< seed of the built-in `shuffle` backend
+  /// `--profile`: any-order float results are judged under this precision profile (ORACLE §8)
+  /// instead of the backend's declaration (a reduce still never rounds its inputs); ordered
+  /// backends and integer/bool results stay exact. Must be valid for the case's dtype
+  /// (profile_problem: the caller checks before running; run_case treats it as a harness bug).
+  std::optional<PrecisionProfile> profile;
+  /// The backends (by name) `profile` applies to; empty: every any-order backend. A stored
+  /// profile surprise (`origin.profile`) is judged so on its recorded backends only.
+  std::vector<std::string> profile_backends;
 };
+
+/// `invalidArgument` naming `--profile` when `profile` is not a valid precision profile for the
+/// dtype of `c` (profile_problem: narrower than the dtype, TF32 beyond its exponent range, an
+/// integer or bool case); nullopt when it is. Checked before running, by check and replay.
+std::optional<Diagnostic> profile_option_problem(const Case& c, const PrecisionProfile& profile);
 
 /// The reference's ordered result of a checked case.
 Tensor evaluate_reference(const CheckedCase& checked, std::span<const Tensor> inputs);
