@@ -55,7 +55,7 @@ for x in json.load(open(sys.argv[1]))["f32"]["evidence"]:
 reproduce=$(sed -n 1p "$tmp/e.txt")
 excluding=$(sed -n 2p "$tmp/e.txt")
 check "the evidence's reproduce command names --profile f64" \
-  test "$reproduce" = "build/einfuzz check --case '$excluding' --backend eigen --profile f64"
+  test "$reproduce" = "build/einfuzz check --case '$excluding' --backend 'eigen' --profile f64"
 eval "set -- ${reproduce#build/einfuzz }"
 expect 1 "mismatch(value)" -- "$@"
 expect 1 "judged under --profile f64 (declared f32)" -- "$@"
@@ -80,7 +80,7 @@ expect 0 "--profile" -- check --help
 # replay --profile: the same option; invalid for some case's dtype is exit 2, nothing replayed.
 expect 1 "judged under --profile f64" -- replay "$excluding" --backend eigen --profile f64
 expect 0 " 0 failed" -- replay "$excluding" --backend eigen
-expect 1 "reproduce: build/einfuzz check --case '$excluding' --backend eigen --profile f64" -- \
+expect 1 "reproduce: build/einfuzz check --case '$excluding' --backend 'eigen' --profile f64" -- \
   replay "$excluding" --backend eigen --profile f64
 expect 2 "--profile f16 cannot judge a f32 case" -- replay "$excluding" --backend eigen --profile f16
 expect 0 "--profile" -- replay --help

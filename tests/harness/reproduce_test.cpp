@@ -105,10 +105,12 @@ TEST(ReproduceCommand, SpellsEveryNonDefaultVerdictDecidingOption) {
   run.limits.max_materialised_elements = 2000;
   spec.timeout_seconds = 0.1;
   spec.isolate = true;
+  run.profile = PrecisionProfile{DType::f32, InputRounding::tf32};
   const std::vector<std::string> want = {"--threads", "3", "--tile", "4", "--tasks", "5", "--strict-nan-payload",
                                          "--strict-signed-zero", "--shuffle-seed", "99", "--max-operands", "7",
                                          "--max-labels", "8", "--max-tensor-elements", "1000",
-                                         "--max-materialised-elements", "2000", "--timeout", "0.1", "--isolate"};
+                                         "--max-materialised-elements", "2000", "--timeout", "0.1", "--isolate",
+                                         "--profile", "f32+tf32"};
   EXPECT_EQ(verdict_option_args(run, spec), want);
 }
 

@@ -217,6 +217,7 @@ TEST(RoundTripCheck, EveryVerdictDecidingOptionTravelsWithTheCommand) {
       {"--tile 4", "--tile 4"},
       {"--threads 3", "--threads 3"},
       {"--tasks 2", "--tasks 2"},
+      {"--profile f64", "--profile f64"},
   };
   std::vector<std::string> sources = {"--case " + matmul,
                                       "'i j, j k -> i k' --shapes 3x5,5x2 --values edge --seed 4 --dtype f32"};
