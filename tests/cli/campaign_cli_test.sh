@@ -83,6 +83,7 @@ expect 1 "no longer reproduces" -- replay fixed.case.json --backend xtensor
 surprise=$(grep -l '"profile": "f32"' "$src"/corpus/divergences/*.case.json | xargs grep -l '"backend": "eigen"' | head -1)
 check "a stored Eigen profile surprise exists" test -n "$surprise"
 expect 0 " 0 failed" -- replay "$surprise" --backend eigen,fused,shuffle
+expect 0 "judged under profile f32 (declared f16)" -- replay "$surprise" --backend eigen --json -
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["origin"]["profile"]; json.dump(d, open(sys.argv[2], "w"))' \
   "$surprise" noprofile.case.json
 expect 1 "no longer reproduces" -- replay noprofile.case.json --backend eigen

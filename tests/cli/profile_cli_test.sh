@@ -58,7 +58,7 @@ check "the evidence's reproduce command names --profile f64" \
   test "$reproduce" = "build/einfuzz check --case '$excluding' --backend 'eigen' --profile f64"
 eval "set -- ${reproduce#build/einfuzz }"
 expect 1 "mismatch(value)" -- "$@"
-expect 1 "judged under --profile f64 (declared f32)" -- "$@"
+expect 1 "judged under profile f64 (declared f32)" -- "$@"
 expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen
 expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen --profile declared
 # The table prints the same command.
@@ -78,7 +78,7 @@ expect 2 "not a precision profile: 'f8'" -- check 'i ->' --shapes 3 --profile f8
 expect 2 "not a precision profile: 'f32+none'" -- check 'i ->' --shapes 3 --profile f32+none
 expect 0 "--profile" -- check --help
 # replay --profile: the same option; invalid for some case's dtype is exit 2, nothing replayed.
-expect 1 "judged under --profile f64" -- replay "$excluding" --backend eigen --profile f64
+expect 1 "judged under profile f64" -- replay "$excluding" --backend eigen --profile f64
 expect 0 " 0 failed" -- replay "$excluding" --backend eigen
 expect 1 "reproduce: build/einfuzz check --case '$excluding' --backend 'eigen' --profile f64" -- \
   replay "$excluding" --backend eigen --profile f64

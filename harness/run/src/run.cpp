@@ -96,7 +96,8 @@ PrecisionProfile judged_profile(const Case& c, const Backend& backend, const Run
   return p;
 }
 
-/// `v` with the profile it was judged under named in its detail, when `--profile` chose it.
+/// `v` with the profile it was judged under named in its detail, when RunOptions::profile (--profile,
+/// or a stored profile surprise's origin.profile) chose it.
 Verdict naming_profile(Verdict v, const Case& c, const Backend& backend, const RunOptions& options) {
   const bool judged = v.kind == VerdictKind::pass || v.kind == VerdictKind::indeterminate ||
                       v.kind == VerdictKind::note_signed_zero || v.kind == VerdictKind::mismatch_value ||
@@ -105,7 +106,7 @@ Verdict naming_profile(Verdict v, const Case& c, const Backend& backend, const R
       backend.capabilities().semantics == Semantics::ordered) {
     return v;
   }
-  const std::string note = "judged under --profile " + profile_text(judged_profile(c, backend, options)) +
+  const std::string note = "judged under profile " + profile_text(judged_profile(c, backend, options)) +
                            " (declared " + profile_text(backend.capabilities().profile(c.dtype)) + ")";
   v.detail = v.detail.empty() ? note : v.detail + "; " + note;
   return v;
