@@ -20,10 +20,14 @@ when the divergence shows, 0 when it does not (a fixed library), 2 when it canno
   numpy, numpy-opt, torch, torch-path-right, torch-path-outer: Python (python3 FILE)
   eigen, xtensor: C++ (the build command is in the program's first lines)
 
+Inputs cross exactly (f16 and bf16 as their 16-bit patterns); the header names the dtype and the
+precision profile (accumulate, round_inputs) the case is judged under. A dtype the backend does not
+declare (numpy bf16, xtensor f16/bf16) is never judged on it, so it is refused.
 Value mismatches, special-value mismatches, mismatch(shape) and reject-disagree are reproducible;
 crashes, timeouts and protocol faults are not (they are the adapter's or the process's).
 Exit status: 0 the program was written, 2 bad input (unreadable case, unknown or unavailable
-backend, or a case the adapter answers without calling the library).)";
+backend, a dtype it does not declare, or a case the adapter answers without calling the
+library).)";
 
 }  // namespace
 

@@ -56,13 +56,16 @@ const DTypeSpelling& spelling(DType d) {
   static constexpr DTypeSpelling kI32{"i", "np.dtype('<i4')", "torch.int32", "std::int32_t"};
   static constexpr DTypeSpelling kI64{"q", "np.dtype('<i8')", "torch.int64", "std::int64_t"};
   static constexpr DTypeSpelling kBool{"?", "np.dtype(np.bool_)", "torch.bool", "std::uint8_t"};
+  // The 16-bit formats cross as bit patterns (no struct code); numpy has no bfloat16.
+  static constexpr DTypeSpelling kF16{nullptr, "np.dtype('<f2')", "torch.float16", "Eigen::half"};
+  static constexpr DTypeSpelling kBF16{nullptr, nullptr, "torch.bfloat16", "Eigen::bfloat16"};
   switch (d) {
     case DType::f32: return kF32;
     case DType::f64: return kF64;
     case DType::i32: return kI32;
     case DType::i64: return kI64;
-    case DType::f16:
-    case DType::bf16: harness_bug("repro: a 16-bit case reached the program writer (make_repro refuses them)");
+    case DType::f16: return kF16;
+    case DType::bf16: return kBF16;
     case DType::boolean: break;
   }
   return kBool;
@@ -139,7 +142,35 @@ std::string origin_field(const Case& c, const std::string& key) {
 }  // namespace
 
 std::string describe_accepted(const AcceptedSet& a, DType dtype) {
-  return dtype == DType::f32 ? describe_typed<float>(a) : describe_typed<double>(a);
+  switch (dtype) {
+    case DType::f16: return describe_typed<Float16>(a);
+    case DType::bf16: return describe_typed<BFloat16>(a);
+    case DType::f32: return describe_typed<float>(a);
+    default: return describe_typed<double>(a);
+  }
+}
+
+std::string bits16_hex(std::uint16_t bits) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04x", static_cast<unsigned>(bits));
+  return buf;
+}
+
+std::string bits16_list(const Tensor& t, const char* open, const char* close, std::size_t per_line, const char* indent) {
+  std::string out = open;
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (is_half_type_v<T>) {
+      const auto v = t.values<T>();
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        out += (i ? ", " : "") + bits16_hex(v[i].bits());
+        if (i % per_line == per_line - 1 && i + 1 < v.size()) out += std::string("\n") + indent;
+      }
+    } else {
+      harness_bug("repro: bits16_list of a tensor that is not f16 or bf16");
+    }
+  });
+  return out + close;
 }
 
 }  // namespace detail
@@ -165,11 +196,23 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
     return not_reproducible("repro writes programs for forward cases only; this is a VJP case (" +
                             case_kind_name(c) + "): run it with `einfuzz check --case`");
   }
-  if (is_half(c.dtype)) {
-    // The programs embed values and accepted sets as f32/f64 literals; 16-bit ones are not written
-    // yet, said so instead of a wrong program.
-    return not_reproducible("repro writes programs for f32, f64, integer and bool cases; this one is " +
-                            std::string(dtype_name(c.dtype)) + ": run it with `einfuzz check --case`");
+  if (std::find(caps.dtypes.begin(), caps.dtypes.end(), c.dtype) == caps.dtypes.end()) {
+    // The run reports such a case as unsupported, never as a divergence: nothing to reproduce.
+    std::string declared;
+    for (const DType d : caps.dtypes) declared += (declared.empty() ? "" : ", ") + std::string(dtype_name(d));
+    return not_reproducible("'" + std::string(backend) + "' does not declare the dtype " +
+                            std::string(dtype_name(c.dtype)) + " (it declares " + declared +
+                            "): einfuzz judges no such case on it, so there is no divergence to reproduce");
+  }
+  // The judge's truth is the backend's declared precision profile's (ORACLE §8); a reduce never
+  // rounds its inputs. An invalid declaration is judged as a fault, not by a bound.
+  PrecisionProfile profile = storage_profile(c.dtype);
+  bool declared_valid = true;
+  if (is_float(c.dtype)) {
+    profile = caps.profile(c.dtype);
+    if (c.op == Op::reduce) profile.round_inputs = InputRounding::none;
+    declared_valid = is_valid_profile(c.dtype, profile);
+    if (!declared_valid) profile = storage_profile(c.dtype);
   }
   detail::Requirement req;
   auto checked = check_case(c, options.run.limits);
@@ -184,11 +227,6 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
     req.dtype = expected.dtype();
     req.shape = expected.shape();
     if (is_float(req.dtype)) {
-      // The judge's truth is the backend's declared precision profile's (ORACLE §8); a reduce
-      // never rounds its inputs. An invalid declaration is judged as a fault, not by a bound.
-      PrecisionProfile profile = caps.profile(c.dtype);
-      if (c.op == Op::reduce) profile.round_inputs = InputRounding::none;
-      if (!is_valid_profile(c.dtype, profile)) profile = storage_profile(c.dtype);
       if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
         req.accepted = accepted_sets(reference::multiset_einsum(*e, c.inputs, profile),
                                      {caps.factoring, options.run.strict_signed_zero});
@@ -212,6 +250,15 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
   for (const Tensor& t : c.inputs) header += " " + format_shape(t.shape());
   header += ".\n";
   header += "Library: " + caps.version + " (einfuzz judges it " + detail::capability_text(caps) + ").\n";
+  if (is_float(c.dtype)) {
+    header += "Judged in " + std::string(dtype_name(c.dtype)) + " under the precision profile accumulate " +
+              std::string(dtype_name(profile.accumulate)) + ", round_inputs " +
+              std::string(input_rounding_name(profile.round_inputs)) + " (ORACLE 8; " +
+              (!declared_valid        ? "the declared one is invalid, so the default"
+               : c.op == Op::reduce ? "the declared one, a reduce rounding no inputs"
+                                    : "the declared one") +
+              ").\n";
+  }
   if (const std::string v = detail::origin_field(c, "verdict"); !v.empty()) header += "Recorded verdict: " + v + ".\n";
   if (const std::string n = detail::origin_field(c, "note"); !n.empty()) header += "Note: " + n + "\n";
   header += "What the semantics require comes from einfuzz's reference and judge (SEMANTICS.md, ORACLE.md):\n"

@@ -88,8 +88,9 @@ std::vector<std::size_t> argsort(const std::vector<int>& order) {
 std::string inputs_code(const Case& c) {
   std::string s;
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
-    s += "  const std::vector<T> in" + std::to_string(k) + " = " + c_values(c.inputs[k]) + ";  // shape " +
-         format_shape(c.inputs[k].shape()) + "\n";
+    const Tensor& t = c.inputs[k];
+    const std::string values = is_half(t.dtype()) ? bits16_list(t, "from_bits16<T>({", "})", 8, "      ") : c_values(t);
+    s += "  const std::vector<T> in" + std::to_string(k) + " = " + values + ";  // shape " + format_shape(t.shape()) + "\n";
   }
   return s;
 }
@@ -224,17 +225,19 @@ Result<std::string> xtensor_reduce(const CheckedReduce& r) {
 // ---------------------------------------------------------------------------------------------
 // The check of the result
 
-template <class T>
-std::string accept_table(const Requirement& req) {
+/// The accepted sets as a table of Accept<C>, C the type results are compared in (`c_name`).
+template <class C>
+std::string accept_table(const Requirement& req, const std::string& c_name) {
   std::string s = "  // Per output element (row-major): NaN, +Inf, -Inf accepted; finite results: 0 none, 1 any,\n"
-                  "  // 2 lo <= r <= hi, with the exact ends rounded inward to T (for a result of type T that decides\n"
-                  "  // membership exactly); the sign a zero must have (0 either, 1 +0, -1 -0); the rule.\n";
-  s += "  const std::vector<Accept<T>> accept = {\n";
+                  "  // 2 lo <= r <= hi, with the exact ends rounded inward to " + c_name + " (for a result that is a\n"
+                  "  // " + c_name + " that decides membership exactly); the sign a zero must have (0 either, 1 +0, -1 -0);\n"
+                  "  // the rule.\n";
+  s += "  const std::vector<Accept<" + c_name + ">> accept = {\n";
   for (std::size_t i = 0; i < req.accepted.size(); ++i) {
     const AcceptedSet& a = req.accepted[i];
     const bool interval = a.finite == AcceptedSet::Finite::interval;
-    const T lo = interval ? a.low.round_quotient<T>(a.divisor, reference::Rounding::up) : T(0);
-    const T hi = interval ? a.high.round_quotient<T>(a.divisor, reference::Rounding::down) : T(0);
+    const C lo = interval ? a.low.round_quotient<C>(a.divisor, reference::Rounding::up) : C(0);
+    const C hi = interval ? a.high.round_quotient<C>(a.divisor, reference::Rounding::down) : C(0);
     const int finite = a.finite == AcceptedSet::Finite::none ? 0 : a.finite == AcceptedSet::Finite::any ? 1 : 2;
     s += "      {" + std::string(a.nan ? "true" : "false") + ", " + (a.pos_inf ? "true" : "false") + ", " +
          (a.neg_inf ? "true" : "false") + ", " + std::to_string(finite) + ", " + c_value(lo) + ", " + c_value(hi) + ", " +
@@ -259,14 +262,28 @@ std::string check_code(const Requirement& req, DType out_dtype) {
          "                  static_cast<long long>(expected[i]), ok ? \"\" : \"   <-- DIVERGENCE\");\n"
          "  }\n";
   } else {
-    s += out_dtype == DType::f32 ? accept_table<float>(req) : accept_table<double>(req);
-    s += "  for (std::size_t i = 0; i < out.size(); ++i) {\n"
-         "    const bool ok = accepts(accept[i], out[i]);\n"
-         "    failing += !ok;\n"
-         "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
-         "      std::printf(\"element %zu (row-major): %s %a (%.17g); required: %s%s\\n\", i, kLibrary, static_cast<double>(out[i]),\n"
-         "                  static_cast<double>(out[i]), accept[i].text, ok ? \"\" : \"   <-- DIVERGENCE\");\n"
-         "  }\n";
+    if (is_half(out_dtype)) {
+      // Every f16 and bf16 value is a double: the result widened to double meets the same sets.
+      s += accept_table<double>(req, "double");
+      s += "  for (std::size_t i = 0; i < out.size(); ++i) {\n"
+           "    const double r = static_cast<double>(out[i]);  // exact\n"
+           "    const bool ok = accepts(accept[i], r);\n"
+           "    failing += !ok;\n"
+           "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
+           "      std::printf(\"element %zu (row-major): %s %a (%.17g, bits 0x%04x); required: %s%s\\n\", i, kLibrary, r, r,\n"
+           "                  static_cast<unsigned>(Eigen::numext::bit_cast<std::uint16_t>(out[i])), accept[i].text,\n"
+           "                  ok ? \"\" : \"   <-- DIVERGENCE\");\n"
+           "  }\n";
+    } else {
+      s += out_dtype == DType::f32 ? accept_table<float>(req, "T") : accept_table<double>(req, "T");
+      s += "  for (std::size_t i = 0; i < out.size(); ++i) {\n"
+           "    const bool ok = accepts(accept[i], out[i]);\n"
+           "    failing += !ok;\n"
+           "    if ((!ok || out.size() <= 16) && failing <= 16)\n"
+           "      std::printf(\"element %zu (row-major): %s %a (%.17g); required: %s%s\\n\", i, kLibrary, static_cast<double>(out[i]),\n"
+           "                  static_cast<double>(out[i]), accept[i].text, ok ? \"\" : \"   <-- DIVERGENCE\");\n"
+           "  }\n";
+    }
   }
   s += "  if (failing) {\n"
        "    std::printf(\"DIVERGENCE: %zu of %zu elements are outside what the semantics allow\\n\", failing, out.size());\n"
@@ -288,7 +305,8 @@ std::string cxx_program(const ReproInput& in, const std::string& includes, const
     pos = nl + 1;
   }
   s += "// Build and run (the flags einfuzz builds its adapters with):\n//   " + build + "\n";
-  s += "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n#include <limits>\n#include <vector>\n\n";
+  s += "#include <algorithm>\n#include <cmath>\n#include <cstdint>\n#include <cstdio>\n#include <cstring>\n"
+       "#include <initializer_list>\n#include <limits>\n#include <vector>\n\n";
   s += includes + "\n";
   s += "namespace {\n\n";
   s += "constexpr const char* kLibrary = " + c_str(library) + ";\n";
@@ -296,6 +314,12 @@ std::string cxx_program(const ReproInput& in, const std::string& includes, const
   s += "/// A value from its raw bits (a NaN with its exact sign and payload).\n"
        "template <class T, class B>\nT from_bits(B bits) {\n  T t;\n  static_assert(sizeof t == sizeof bits);\n"
        "  std::memcpy(&t, &bits, sizeof t);\n  return t;\n}\n\n";
+  if (is_half(in.c.dtype)) {
+    s += "/// Eigen's 16-bit values from their bit patterns (exact: the same encoding).\n"
+         "template <class T>\nstd::vector<T> from_bits16(std::initializer_list<std::uint16_t> bits) {\n"
+         "  std::vector<T> v;\n  for (const std::uint16_t b : bits) v.push_back(Eigen::numext::bit_cast<T>(b));\n"
+         "  return v;\n}\n\n";
+  }
   s += "template <class T>\nstruct Accept {\n  bool nan, pos_inf, neg_inf;\n  int finite;\n  T lo, hi;\n  int zero;\n"
        "  const char* text;\n};\n\n";
   s += "template <class T>\nbool accepts(const Accept<T>& a, T r) {\n"
@@ -325,6 +349,9 @@ Result<ReproProgram> write_cxx(const ReproInput& in) {
   const Requirement& req = in.required;
   const bool eigen = in.backend == "eigen";
   const std::string lib = eigen ? "eigen" : "xtensor";
+  if (!eigen && is_half(in.c.dtype)) {
+    return not_reproducible("xtensor has no " + std::string(dtype_name(in.c.dtype)) + " element type the adapter uses");
+  }
   if (req.rejection) {
     return not_reproducible("the semantics reject this case and the " + lib +
                             " adapter decides that with einfuzz's checker before calling " + lib +

@@ -66,7 +66,15 @@ std::string quoted_literal(std::string_view s, char quote, const char* byte_form
 std::string bits_hex(float v);
 std::string bits_hex(double v);
 
-/// How the program texts spell a dtype: Python's struct code, numpy, torch, C++.
+/// The 16 bits of an f16 or bf16 value, "0x3c00".
+std::string bits16_hex(std::uint16_t bits);
+
+/// The bit patterns of an f16 or bf16 tensor's values between `open` and `close`, comma-separated,
+/// a line break and `indent` after every `per_line` of them: "[0x3c00, 0x7c00]".
+std::string bits16_list(const Tensor& t, const char* open, const char* close, std::size_t per_line, const char* indent);
+
+/// How the program texts spell a dtype: Python's struct code, numpy, torch, C++ (nullptr: none;
+/// f16 and bf16 have no struct code, numpy has no bf16).
 struct DTypeSpelling {
   const char* struct_code;
   const char* numpy;

@@ -204,14 +204,30 @@ std::optional<Tensor> strided_storage(const Case& c, std::size_t k, const Limits
   return std::move(*st);
 }
 
-/// The start of the inputs section: its comment line, the dtype `DT` and an empty list `inputs`.
-std::string inputs_heading(const char* how, const char* dtype) {
-  return std::string("\n# ---- the inputs, ") + how + " ----\nDT = " + dtype + "\ninputs = []\n";
+/// The start of the inputs section: its comment line, the dtype `DT`, for f16 and bf16 the function
+/// `from_bits` (`bits_to_dt`: its body) and an empty list `inputs`.
+std::string inputs_heading(const char* how, const char* dtype, DType d, const char* bits_to_dt) {
+  std::string s = std::string("\n# ---- the inputs, ") + how + " ----\nDT = " + dtype + "\n";
+  if (is_half(d)) {
+    s += "\n\ndef from_bits(bits):\n    \"\"\"DT values from their 16-bit patterns, exactly.\"\"\"\n    return " +
+         std::string(bits_to_dt) + "\n\n\n";
+  }
+  return s + "inputs = []\n";
+}
+
+/// The expression of a 1-D array of `t`'s values in DT: `from_bits` of their bit patterns for f16 and
+/// bf16, else `packed_to_dt` applied to their packed little-endian bytes.
+std::string flat_values(const Tensor& t, const std::string& packed_to_dt_open, const std::string& packed_to_dt_close) {
+  if (is_half(t.dtype())) return bits16_list(t, "from_bits([", "])", 8, "    ");
+  return packed_to_dt_open + "pack('" + struct_code(t.dtype()) + "', " + py_values(t) + ")" + packed_to_dt_close;
 }
 
 std::string numpy_inputs(const ReproInput& in) {
   std::string s = inputs_heading("built as clients/numpy_backend.py builds them from the bytes it reads",
-                                 numpy_dtype(in.c.dtype));
+                                 numpy_dtype(in.c.dtype), in.c.dtype,
+                                 // frombuffer of the bytes, as the client: numpy 1.24's einsum reads behind an
+                                 // empty operand, and what it finds there differs from a view's (einsum-d4d51f890a9f8a89).
+                                 "np.frombuffer(np.array(bits, dtype='<u2').tobytes(), dtype=DT)");
   for (std::size_t k = 0; k < in.c.inputs.size(); ++k) {
     const Tensor& t = in.c.inputs[k];
     if (auto st = strided_storage(in.c, k, in.options.run.limits)) {
@@ -220,23 +236,23 @@ std::string numpy_inputs(const ReproInput& in) {
       for (std::int64_t s2 : l.strides) bytes_strides.push_back(s2 * static_cast<std::int64_t>(dtype_size(t.dtype())));
       s += "# input " + std::to_string(k) + ": a strided view (strides " + py_tuple(l.strides) + " elements, offset " +
            std::to_string(l.offset) + ") of a storage buffer of " + std::to_string(l.storage) + " elements\n";
-      s += std::string("storage = np.frombuffer(pack('") + struct_code(t.dtype()) + "', " + py_values(*st) + "), dtype=DT, count=" +
-           std::to_string(st->size()) + ")\n";
+      s += "storage = " + flat_values(*st, "np.frombuffer(", ", dtype=DT, count=" + std::to_string(st->size()) + ")") + "\n";
       s += "inputs.append(as_strided(storage[" + std::to_string(l.offset) + ":], shape=" + py_tuple(t.shape()) +
            ", strides=" + py_tuple(bytes_strides) + ", writeable=False))\n";
     } else {
-      s += "inputs.append(np.frombuffer(pack('" + std::string(struct_code(t.dtype())) + "', " + py_values(t) +
-           "), dtype=DT, count=" + std::to_string(t.size()) + ").reshape(" + py_tuple(t.shape()) + "))\n";
+      s += "inputs.append(" + flat_values(t, "np.frombuffer(", ", dtype=DT, count=" + std::to_string(t.size()) + ")") +
+           ".reshape(" + py_tuple(t.shape()) + "))\n";
     }
   }
   return s;
 }
 
 std::string torch_inputs(const ReproInput& in) {
-  std::string s = inputs_heading("as backends/src/torch.cpp hands them to libtorch", torch_dtype(in.c.dtype));
+  // torch.tensor takes int16 values: a pattern from 0x8000 up is its two's complement.
+  std::string s = inputs_heading("as backends/src/torch.cpp hands them to libtorch", torch_dtype(in.c.dtype), in.c.dtype,
+                                 "torch.tensor([b - 0x10000 if b & 0x8000 else b for b in bits], dtype=torch.int16).view(DT)");
   for (std::size_t k = 0; k < in.c.inputs.size(); ++k) {
     const Tensor& t = in.c.inputs[k];
-    const char* code = struct_code(t.dtype());
     std::optional<Tensor> st = strided_storage(in.c, k, in.options.run.limits);
     if (st) {
       const auto& strides = in.c.layouts[k]->strides;
@@ -245,14 +261,14 @@ std::string torch_inputs(const ReproInput& in) {
     }
     if (st) {
       const InputLayout& l = *in.c.layouts[k];
-      s += "storage = torch.frombuffer(bytearray(pack('" + std::string(code) + "', " + py_values(*st) + ")), dtype=DT)\n";
+      s += "storage = " + flat_values(*st, "torch.frombuffer(bytearray(", "), dtype=DT)") + "\n";
       s += "inputs.append(torch.as_strided(storage, " + py_tuple(t.shape()) + ", " + py_tuple(l.strides) + ", " +
            std::to_string(l.offset) + "))\n";
     } else if (t.size() == 0) {
       s += "inputs.append(torch.empty(" + py_tuple(t.shape()) + ", dtype=DT))\n";
     } else {
-      s += "inputs.append(torch.frombuffer(bytearray(pack('" + std::string(code) + "', " + py_values(t) +
-           ")), dtype=DT).reshape(" + py_tuple(t.shape()) + "))\n";
+      s += "inputs.append(" + flat_values(t, "torch.frombuffer(bytearray(", "), dtype=DT)") + ".reshape(" +
+           py_tuple(t.shape()) + "))\n";
     }
   }
   return s;
@@ -280,6 +296,9 @@ std::vector<std::int64_t> elementary_lengths(const CheckedReduce& r) {
 Result<ReproProgram> numpy_program(const ReproInput& in) {
   const bool optimize = in.backend == "numpy-opt";
   const Case& c = in.c;
+  if (numpy_dtype(c.dtype) == nullptr) {
+    return not_reproducible("numpy has no " + std::string(dtype_name(c.dtype)) + " dtype: no numpy program can hold the case");
+  }
   std::string call;
   if (c.op == Op::einsum) {
     std::vector<Shape> shapes;
@@ -322,7 +341,7 @@ Result<ReproProgram> numpy_program(const ReproInput& in) {
   s += "\nnp.seterr(all='ignore')  # as the client: IEEE results, no warnings\n";
   s += numpy_inputs(in);
   s += "NAMES = {np.dtype('<f4'): 'f32', np.dtype('<f8'): 'f64', np.dtype('<i4'): 'i32', np.dtype('<i8'): 'i64',\n"
-       "         np.dtype(np.bool_): 'bool'}\n\n\n";
+       "         np.dtype(np.bool_): 'bool', np.dtype('<f2'): 'f16'}\n\n\n";
   s += "def run():\n";
   s += call;
   s += "    print('numpy %s computes dtype %s (the client converts the result to the case dtype)' % (np.__version__, result.dtype))\n";
@@ -404,9 +423,25 @@ Result<ReproProgram> torch_program(const ReproInput& in) {
        "# would ask opt_einsum for one where it is installed.\n"
        "if hasattr(torch.backends, 'opt_einsum'):\n    torch.backends.opt_einsum.enabled = False\n";
   s += torch_inputs(in);
-  s += "NAMES = {torch.float32: 'f32', torch.float64: 'f64', torch.int32: 'i32', torch.int64: 'i64', torch.bool: 'bool'}\n\n\n";
-  s += "def run():\n";
-  s += call;
+  s += "NAMES = {torch.float32: 'f32', torch.float64: 'f64', torch.int32: 'i32', torch.int64: 'i64', torch.bool: 'bool',\n"
+       "         torch.float16: 'f16', torch.bfloat16: 'bf16'}\n\n\n";
+  if (is_half(c.dtype)) {
+    // As the adapter: libtorch's missing CPU kernels for the 16-bit floats (matrix products and prod
+    // on Half, prod on BFloat16) are outside what it implements, not a divergence.
+    s += "def call():\n" + call + "    return result\n\n\n";
+    s += "def run():\n"
+         "    try:\n"
+         "        result = call()\n"
+         "    except RuntimeError as e:\n"
+         "        if 'not implemented for \\'' not in str(e):\n"
+         "            raise\n"
+         "        print('torch %s has no kernel here: %s' % (torch.__version__, e))\n"
+         "        print('the adapter reports this as unsupported, not judged')\n"
+         "        sys.exit(0)\n";
+  } else {
+    s += "def run():\n";
+    s += call;
+  }
   s += "    result = result.contiguous()\n";
   s += "    if result.dtype not in NAMES:  # the adapter reports this as unsupported, not as a divergence\n"
        "        print('torch %s returns dtype %s: unsupported, not judged' % (torch.__version__, result.dtype))\n"

@@ -37,10 +37,11 @@ std::vector<std::string> repro_backend_names();
 /// (factoring and NaN profile decide what the semantics accept, as in the judge). Per output element
 /// it embeds the set judge_any_order accepts (accepted_sets), exact values for integers and bools,
 /// or, when the reference rejects the case, the diagnostic the library should raise too.
-/// `invalidArgument` for a backend that is not a library backend, and for a case the adapter answers
-/// without calling the library (nothing to reproduce upstream: a rejection the adapter decides, an
-/// empty output or contraction that Eigen/xtensor adapters fill themselves, Eigen einsums — not
-/// yet). Crashes, timeouts and protocol faults are out of scope.
+/// f16/bf16 values cross as bit patterns. `invalidArgument` for a backend that is not a library
+/// backend, a dtype `caps` does not declare, and a case the adapter answers without calling the
+/// library (nothing to reproduce upstream: a rejection the adapter decides, an empty output or
+/// contraction that Eigen/xtensor adapters fill themselves). Crashes, timeouts and protocol faults
+/// are out of scope.
 Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const Capabilities& caps,
                                 const ReproOptions& options);
 
