@@ -77,7 +77,7 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T*
 
   // Specialise the tile loads on each operand's step along the tile (last) output loop.
   const std::int64_t* lane_step = nest.out_steps(nest.out_loops - 1);
-  detail::SmallArray<detail::Lane, 16> kinds(n);
+  detail::SmallArray<detail::Lane, 16> kinds(n, detail::Unfilled{});
   for (std::size_t k = 0; k < n; ++k)
     kinds[k] = lane_step[k] == 0   ? detail::Lane::zero
                : lane_step[k] == 1 ? detail::Lane::unit
@@ -177,8 +177,11 @@ void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs,
 
 template <class T>
 Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
-              const ExecOptions& options, Tensor result) {
-  detail::SmallArray<const T*, 16> x(inputs.size());
+              const ExecOptions& options) {
+  // Built from its values directly: Tensor(dtype, shape) would count the shape again and go
+  // through the dtype variant, which costs a small einsum as much as its loops.
+  Tensor result(plan.output_shape, std::vector<T>(static_cast<std::size_t>(plan.output_size)));
+  detail::SmallArray<const T*, 16> x(inputs.size(), detail::Unfilled{});
   for (std::size_t k = 0; k < inputs.size(); ++k) x[k] = inputs[k].values<T>().data();
   if (run<T>(plan, compiled, x.data(), result.values<T>().data(), options)) {
     repair_nan_payloads<T>(plan, inputs, result);
@@ -191,10 +194,11 @@ Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std
 /// are evaluated again in H itself with scalar_add / scalar_mul, as for the other float types.
 template <class H>
 Tensor finish_half(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs,
-                   const ExecOptions& options, Tensor result) {
+                   const ExecOptions& options) {
   using R = detail::Rounded<H::kDigits>;
+  Tensor result(plan.output_shape, std::vector<H>(static_cast<std::size_t>(plan.output_size)));
   std::vector<std::vector<R>> wide(inputs.size());
-  detail::SmallArray<const R*, 16> x(inputs.size());
+  detail::SmallArray<const R*, 16> x(inputs.size(), detail::Unfilled{});
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const auto v = inputs[k].values<H>();
     wide[k].resize(v.size());
@@ -244,8 +248,8 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
   for (const Tensor& input : inputs)
     if (input.dtype() != dtype) precondition_violated("einsum inputs must share one dtype");
 
-  Tensor result(dtype, plan.output_shape);  // zero-filled: +0 is the value of an empty contraction
-  if (plan.output_size == 0 || plan.contraction_size == 0) return result;  // reads nothing
+  // Zero-filled: +0 is the value of an empty contraction; nothing is read.
+  if (plan.output_size == 0 || plan.contraction_size == 0) return Tensor(dtype, plan.output_shape);
   // A plan from compile() carries its loops; one built by hand gets them here (the same bits).
   std::unique_ptr<const detail::CompiledLoops> local;
   const detail::CompiledLoops* compiled = plan.compiled.get();
@@ -255,15 +259,15 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
   }
   check_reads(*compiled, inputs);
   switch (dtype) {  // visit_dtype without the bool case
-    case DType::f32: return finish<float>(plan, *compiled, inputs, options, std::move(result));
-    case DType::f64: return finish<double>(plan, *compiled, inputs, options, std::move(result));
-    case DType::i32: return finish<std::int32_t>(plan, *compiled, inputs, options, std::move(result));
-    case DType::i64: return finish<std::int64_t>(plan, *compiled, inputs, options, std::move(result));
-    case DType::f16: return finish_half<Float16>(plan, *compiled, inputs, options, std::move(result));
-    case DType::bf16: return finish_half<BFloat16>(plan, *compiled, inputs, options, std::move(result));
+    case DType::f32: return finish<float>(plan, *compiled, inputs, options);
+    case DType::f64: return finish<double>(plan, *compiled, inputs, options);
+    case DType::i32: return finish<std::int32_t>(plan, *compiled, inputs, options);
+    case DType::i64: return finish<std::int64_t>(plan, *compiled, inputs, options);
+    case DType::f16: return finish_half<Float16>(plan, *compiled, inputs, options);
+    case DType::bf16: return finish_half<BFloat16>(plan, *compiled, inputs, options);
     case DType::boolean: break;
   }
-  return result;
+  return Tensor(dtype, plan.output_shape);  // unreachable: booleans were refused above
 }
 
 }  // namespace einfuzz::fused

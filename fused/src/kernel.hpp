@@ -87,6 +87,22 @@ struct FixedOps {
     for (int l = 0; l < W; ++l) acc[l] = a[l];
   }
 
+  /// The whole contraction as one flat loop: term c reads operand k at base[k] + table[c·n + k].
+  template <int W, class T>
+  static void table_pass(T* acc, const LoopNest&, const T* const* x, const std::int64_t* base,
+                         const std::int64_t* lane_step, const std::int64_t* table, std::int64_t count) noexcept {
+    T a[W];
+    for (int l = 0; l < W; ++l) a[l] = acc[l];
+    std::int64_t b[kCount];
+    for (int k = 0; k < kCount; ++k) b[k] = base[k];
+    for (std::int64_t c = 0; c < count; ++c, table += kCount) {
+      std::int64_t o[kCount];
+      for (int k = 0; k < kCount; ++k) o[k] = b[k] + table[k];
+      for (int l = 0; l < W; ++l) a[l] = scalar_add_ieee(a[l], product(x, o, lane_step, l));
+    }
+    for (int l = 0; l < W; ++l) acc[l] = a[l];
+  }
+
  private:
   template <class T, std::size_t... I>
   static T product_impl(const T* const* x, const std::int64_t* off, const std::int64_t* lane_step,
@@ -169,6 +185,23 @@ struct AnyOps {
     for (int l = 0; l < W; ++l) acc[l] = a[l];
   }
 
+  /// The whole contraction as one flat loop: term c reads operand k at base[k] + table[c·n + k]. No
+  /// hoisted prefix: every P is x_0 · x_1 · … again, the same multiplications in the same order.
+  template <int W, class T>
+  static void table_pass(T* acc, const LoopNest& nest, const T* const* x, const std::int64_t* base,
+                         const std::int64_t* lane_step, const std::int64_t* table, std::int64_t count) noexcept {
+    const int n = nest.operands;
+    T a[W];
+    for (int l = 0; l < W; ++l) a[l] = acc[l];
+    for (std::int64_t c = 0; c < count; ++c, table += n) {
+      T p[W];
+      load_lanes<W>(p, x[0] + base[0] + table[0], lane_step[0]);
+      for (int k = 1; k < n; ++k) mul_lanes<W>(p, x[k] + base[k] + table[k], lane_step[k]);
+      for (int l = 0; l < W; ++l) a[l] = scalar_add_ieee(a[l], p[l]);
+    }
+    for (int l = 0; l < W; ++l) acc[l] = a[l];
+  }
+
  private:
   /// The operands that move along the innermost loop, after the hoisted prefix.
   template <class T>
@@ -231,13 +264,14 @@ struct AnyOps {
 
 /// Per-chunk bookkeeping, O(rank + operands), inline for small einsums.
 struct Scratch {
+  // Every array is written before it is read (the kernels set each odometer and offset first).
   explicit Scratch(const LoopNest& nest)
-      : row(static_cast<std::size_t>(nest.operands)),
-        tile(static_cast<std::size_t>(nest.operands)),
-        off(static_cast<std::size_t>(nest.operands)),
-        inner(static_cast<std::size_t>(nest.operands)),
-        con_index(nest.con_loops),
-        out_index(nest.out_loops) {}
+      : row(static_cast<std::size_t>(nest.operands), Unfilled{}),
+        tile(static_cast<std::size_t>(nest.operands), Unfilled{}),
+        off(static_cast<std::size_t>(nest.operands), Unfilled{}),
+        inner(static_cast<std::size_t>(nest.operands), Unfilled{}),
+        con_index(nest.con_loops, Unfilled{}),
+        out_index(nest.out_loops, Unfilled{}) {}
   SmallArray<std::int64_t, 16> row;        ///< operand offsets at the start of the current output row
   SmallArray<std::int64_t, 16> tile;       ///< operand offsets at lane 0 of the current tile
   SmallArray<std::int64_t, 16> off;        ///< operand offsets at the current outer contraction position
@@ -279,6 +313,9 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
   for (int l = 0; l < W; ++l) acc[l] = T{};  // S := +0 in every lane
   if (q == 1) {
     Ops::template inner_pass<W>(acc, nest, x, base, lane_step, inner_step, inner_len, scratch.inner.data());
+  } else if (!nest.con_table.empty()) {
+    const auto count = static_cast<std::int64_t>(nest.con_table.size()) / n;
+    Ops::template table_pass<W>(acc, nest, x, base, lane_step, nest.con_table.data(), count);
   } else {
     std::int64_t* off = scratch.off.data();
     std::int64_t* index = scratch.con_index.data();
@@ -350,7 +387,8 @@ template <class T, int W, class Ops>
 template <class T, int W, class Ops>
 void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
   const LoopNest& nest = *args.nest;
-  const auto n = static_cast<std::size_t>(nest.operands);
+  // A fixed operand count is a constant, so the offset updates unroll.
+  const auto n = static_cast<std::size_t>(Ops::kCount > 0 ? Ops::kCount : nest.operands);
   const std::size_t r = nest.out_loops;
   const std::int64_t* lane_step = nest.out_steps(r - 1);
   std::int64_t* row = scratch.row.data();
@@ -362,11 +400,21 @@ void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
                        scratch);
     return;
   }
+  const std::int64_t row_len = nest.out_len[r - 1];
+  if (r == 2) {  // one loop of rows: no odometer (most small einsums)
+    const std::int64_t* step = nest.out_steps(0);
+    const std::int64_t ystep = nest.out_ystep[0];
+    for (std::int64_t i = args.begin; i < args.end; ++i) {
+      run_row<T, W, Ops>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
+      for (std::size_t k = 0; k < n; ++k) row[k] += step[k];
+      y += ystep;
+    }
+    return;
+  }
   // Odometer over output loops 0 .. r-2 (loop 0 from begin to end); each position is one row.
   std::int64_t* index = scratch.out_index.data();
   index[0] = args.begin;
   for (std::size_t i = 1; i + 1 < r; ++i) index[i] = 0;
-  const std::int64_t row_len = nest.out_len[r - 1];
   for (;;) {
     run_row<T, W, Ops>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
     std::size_t i = r - 1;

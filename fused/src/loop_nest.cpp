@@ -29,6 +29,26 @@ void push_axis(std::size_t& count, SmallArray<std::int64_t, A>& lens, SmallArray
   ++count;
 }
 
+// Fills nest.con_table with every operand's offset at each of the `count` contraction positions,
+// walking the contraction loops as an odometer (the last loop fastest).
+void build_con_table(LoopNest& nest, std::int64_t count) {
+  const auto n = static_cast<std::size_t>(nest.operands);
+  const std::size_t q = nest.con_loops;
+  nest.con_table.assign(static_cast<std::size_t>(count) * n, 0);
+  SmallArray<std::int64_t, 8> index(q);
+  SmallArray<std::int64_t, 16> off(n);
+  for (std::int64_t c = 0; c < count; ++c) {
+    for (std::size_t k = 0; k < n; ++k) nest.con_table[static_cast<std::size_t>(c) * n + k] = off[k];
+    for (std::size_t j = q; j-- > 0;) {
+      const std::int64_t* step = nest.con_steps(j);
+      for (std::size_t k = 0; k < n; ++k) off[k] += step[k];
+      if (++index[j] < nest.con_len[j]) break;
+      index[j] = 0;
+      for (std::size_t k = 0; k < n; ++k) off[k] -= nest.con_len[j] * step[k];
+    }
+  }
+}
+
 }  // namespace
 
 LoopNest::LoopNest(const EinsumPlan& plan) {
@@ -69,6 +89,12 @@ LoopNest::LoopNest(const EinsumPlan& plan) {
 
   // O[0] (when it can be split, i.e. L >= 2) is the head of output loop 0.
   if (out_rank > 0 && plan.output_shape[0] >= 2) nest.outer_unit = nest.out_len[0] / plan.output_shape[0];
+
+  if (nest.con_loops > 1) {
+    std::int64_t count = 1;
+    for (std::size_t j = 0; j < nest.con_loops; ++j) count *= nest.con_len[j];
+    if (static_cast<std::size_t>(count) * n <= kMaxConTable) build_con_table(nest, count);
+  }
 
   // Operands before the first one that moves along the innermost contraction loop form a product
   // prefix that is the same for the whole loop; at least the last operand stays inside.

@@ -11,6 +11,9 @@
 
 namespace einfuzz::fused::detail {
 
+/// Tag: a SmallArray whose elements the caller writes before reading them.
+struct Unfilled {};
+
 /// A runtime-sized array kept inline up to N elements, so the bookkeeping of a small einsum costs
 /// no allocation (only the output is allocated); larger ranks or operand counts use the heap.
 template <class T, std::size_t N>
@@ -18,6 +21,9 @@ class SmallArray {
  public:
   SmallArray() = default;
   explicit SmallArray(std::size_t size, T fill = T{}) { assign(size, fill); }
+  /// `size` elements that the caller writes before it reads them: no fill (a fill of a few
+  /// elements costs a `rep stos` or memset call, more than a small einsum's loops).
+  SmallArray(std::size_t size, Unfilled) { resize_unfilled(size); }
   SmallArray(const SmallArray&) = delete;  // holds no pointers into itself, but copies are never needed
   SmallArray& operator=(const SmallArray&) = delete;
 
@@ -29,6 +35,11 @@ class SmallArray {
     } else {
       std::fill_n(inline_.begin(), size, fill);
     }
+  }
+  /// Sets the size; inline elements keep whatever they held (the heap, when size > N, is zeroed).
+  void resize_unfilled(std::size_t size) {
+    size_ = size;
+    if (size > N) heap_.resize(size);
   }
   std::size_t size() const noexcept { return size_; }
   T* data() noexcept { return size_ > N ? heap_.data() : inline_.data(); }
@@ -59,6 +70,11 @@ struct LoopNest {
   SmallArray<std::int64_t, 8> con_len;  ///< contraction loop lengths, C[0] side first
   SmallArray<std::int64_t, 64> con_step;  ///< [loop * n + k]: operand k's step along contraction loop `loop`
   int hoisted = 0;  ///< leading operands that do not move along the innermost contraction loop (< n)
+  /// Small contractions of several loops (at most kMaxConTable entries): [c * n + k] is operand k's
+  /// offset at flat contraction index c, row-major, so a tile walks C as one flat loop (§9) instead
+  /// of an odometer whose passes are a few terms long. Empty otherwise.
+  std::vector<std::int64_t> con_table;
+  static constexpr std::size_t kMaxConTable = 1024;  ///< 8 KiB of offsets: stays in L1 beside the operands
 
   const std::int64_t* out_steps(std::size_t loop) const noexcept {
     return out_step.data() + loop * static_cast<std::size_t>(operands);

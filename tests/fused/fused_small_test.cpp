@@ -1,0 +1,104 @@
+// The small-case paths of the fused executor (issue 15) equal the reference bit for bit: contractions
+// of several loops walked through the flat offset table (on both sides of its size limit), and
+// output rows of two loops walked without the odometer, for 1 to 5 operands, every tile and chunk.
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <cstdint>
+#include <iterator>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "einfuzz/core/check.hpp"
+#include "einfuzz/core/tensor.hpp"
+#include "einfuzz/fused/einsum.hpp"
+#include "einfuzz/reference/einsum.hpp"
+#include "loop_nest.hpp"
+#include "support/compare.hpp"
+#include "support/fused_support.hpp"
+
+namespace einfuzz {
+namespace {
+
+using namespace fused_test;
+using fused::detail::LoopNest;
+
+/// A pattern whose shapes are built from four drawn lengths (p, q, r, s).
+struct SmallForm {
+  const char* pattern;
+  std::vector<Shape> (*shapes)(std::int64_t p, std::int64_t q, std::int64_t r, std::int64_t s);
+};
+
+const SmallForm kForms[] = {
+    // One operand, rank-0 output, contraction loops that cannot merge (a diagonal).
+    {"i j i -> ", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, q, p}}; }},
+    {"i j, j i -> ", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, q}, {q, p}}; }},
+    {"a c b, b c d -> a d", [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{p, q, r}, {r, q, s}}; }},
+    {"a b c, c b, b -> a", [](auto p, auto q, auto r, auto) { return std::vector<Shape>{{p, q, r}, {r, q}, {q}}; }},
+    {"a b, b c, c d, d e -> a e",
+     [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{p, q}, {q, r}, {r, s}, {s, p}}; }},
+    {"a b, b c, c d, d e, e a -> a",
+     [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{p, q}, {q, r}, {r, s}, {s, p}, {p, p}}; }},
+    // Two output loops (rows without the odometer), strided, broadcast and diagonal reads.
+    {"i i j -> i j", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, p, q}}; }},
+    {"a b, b -> a b", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, q}, {q}}; }},
+    {"a b -> b a", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, q}}; }},
+    {"a b c, c a -> b a", [](auto p, auto q, auto r, auto) { return std::vector<Shape>{{p, q, r}, {r, p}}; }},
+};
+
+/// Whether `e` compiles to a loop nest with the flat contraction table.
+bool uses_table(const CheckedEinsum& e) {
+  const fused::EinsumPlan plan = fused::compile(e);
+  return e.output_size > 0 && e.contraction_size > 0 && LoopNest(plan).con_table.size() > 0;
+}
+
+RC_GTEST_PROP(FusedSmall, TableAndRowPathsEqualTheReference, ()) {
+  const SmallForm form = *rc::gen::elementOf(std::vector<SmallForm>(std::begin(kForms), std::end(kForms)));
+  // Lengths up to 12: contractions from one term to past LoopNest::kMaxConTable offsets.
+  const auto length = rc::gen::weightedElement<std::int64_t>(
+      {{1, 0}, {2, 1}, {4, 2}, {4, 3}, {4, 4}, {3, 5}, {2, 7}, {2, 9}, {2, 12}});
+  const std::int64_t p = *length, q = *length, r = *length, s = *length;
+  const CheckedEinsum e = checked(form.pattern, form.shapes(p, q, r, s));
+  RC_CLASSIFY(uses_table(e), "flat contraction table");
+  const DType dtype = *rc::gen::element(DType::f32, DType::f64, DType::i32, DType::i64);
+  std::mt19937_64 rng(*rc::gen::arbitrary<std::uint64_t>());
+  const std::vector<Tensor> inputs = random_inputs(e, dtype, rng);
+  fused::ExecOptions options;
+  options.threads = 3;
+  options.tile_width = *rc::gen::element(1, 4, 8);
+  options.tasks = static_cast<unsigned>(*rc::gen::inRange(0, 4));
+  const Tensor want = reference::evaluate_einsum(e, inputs);
+  const auto same = test::bitwise_same(want, fused::execute(fused::compile(e), inputs, options), /*strict_nan=*/true);
+  if (!same) {
+    RC_FAIL(std::string(form.pattern) + " lengths " + std::to_string(p) + " " + std::to_string(q) + " " +
+            std::to_string(r) + " " + std::to_string(s) + " " + std::string(dtype_name(dtype)) + " tile " +
+            std::to_string(options.tile_width) + " tasks " + std::to_string(options.tasks) + ": " +
+            same.message());
+  }
+}
+
+TEST(FusedSmall, TheTableHoldsSmallMultiLoopContractionsOnly) {
+  // The bench's small four-operand chain: 64 contraction positions × 4 operands.
+  EXPECT_TRUE(uses_table(checked("a b, b c, c d, d e -> a e", {{4, 4}, {4, 4}, {4, 4}, {4, 4}})));
+  // Its medium size (4096 positions × 4) keeps the odometer and the hoisted prefix.
+  EXPECT_FALSE(uses_table(checked("a b, b c, c d, d e -> a e", {{16, 16}, {16, 16}, {16, 16}, {16, 16}})));
+  // At the limit and one position past it (2 operands: 512 positions hold 1024 offsets).
+  EXPECT_TRUE(uses_table(checked("i j, j i -> ", {{16, 32}, {32, 16}})));
+  EXPECT_FALSE(uses_table(checked("i j, j i -> ", {{17, 32}, {32, 17}})));
+  // One contraction loop (merged or not) is already a flat loop: no table.
+  EXPECT_FALSE(uses_table(checked("i j ->", {{4, 4}})));
+  EXPECT_FALSE(uses_table(checked("i, i ->", {{16}, {16}})));
+}
+
+TEST(FusedSmall, TableContractionOffsetsAreRowMajor) {
+  // "i j, j i ->" on 2×3 and 3×2: operand 0 walks 0..5 in order, operand 1 reads (j, i) = j·2 + i.
+  const CheckedEinsum e = checked("i j, j i -> ", {{2, 3}, {3, 2}});
+  const LoopNest nest(fused::compile(e));
+  const std::vector<std::int64_t> want{0, 0, 1, 2, 2, 4, 3, 1, 4, 3, 5, 5};
+  EXPECT_EQ(nest.con_table, want);
+}
+
+}  // namespace
+}  // namespace einfuzz
