@@ -1,5 +1,5 @@
-// PROTOCOL B loader: dlopen a plugin, read its versioned table (ABI 1 or 2), and call `run` (or, for
-// a VJP case, ABI 2's `vjp`) with the case as plain C structs and a host whose `alloc_output` is the
+// PROTOCOL B loader: dlopen a plugin, read its versioned table (ABI 1, 2 or 3: ABI 3 adds the
+// precision profile), and call `run` (or, for a VJP case, ABI 2's `vjp`) with the case as plain C structs and a host whose `alloc_output` is the
 // only way an output comes back.
 #include "einfuzz/backends/plugin.hpp"
 
@@ -14,6 +14,7 @@
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/text.hpp"
 #include "einfuzz/plugin.h"
+#include "process_wire.hpp"
 
 namespace einfuzz {
 
@@ -28,6 +29,27 @@ std::vector<std::string> string_list(const char* const* list, std::vector<std::s
   // A bound, so a table missing its NULL terminator cannot walk memory forever.
   for (std::size_t i = 0; i < 64 && list[i] != nullptr; ++i) out.emplace_back(list[i]);
   return out;
+}
+
+/// An ABI-3 table's precision profile (`accumulate`, `round_inputs`: "DTYPE=VALUE" strings) into
+/// `caps`, read exactly as PROTOCOL A's hello keys (one decoder, the same diagnostics); why not.
+std::optional<std::string> read_profiles(const einfuzz_plugin& table, Capabilities& caps) {
+  nlohmann::json hello = nlohmann::json::object();
+  const auto add = [&](const char* key, const char* const* list) -> std::optional<std::string> {
+    if (list == nullptr) return std::nullopt;
+    nlohmann::json& object = hello[key] = nlohmann::json::object();
+    for (const std::string& entry : string_list(list, {})) {
+      const auto eq = entry.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
+        return std::string(key) + " entry \"" + backend_text(entry, 60) + "\" is not DTYPE=VALUE";
+      }
+      object[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+    return std::nullopt;
+  };
+  if (auto why = add("accumulate", table.accumulate)) return why;
+  if (auto why = add("round_inputs", table.round_inputs)) return why;
+  return wire::decode_profiles(hello, caps);
 }
 
 einfuzz_dtype c_dtype(DType d) {
@@ -103,10 +125,12 @@ struct HostState {
 
 class PluginBackend final : public Backend {
  public:
-  PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table)
+  PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table, const Capabilities& profiles)
       : options_(options), handle_(handle), table_(table) {
-    // A version-1 table ends at `run`: the version-2 fields are read only from a version-2 table.
-    if (table->abi_version == EINFUZZ_PLUGIN_ABI_VERSION && table->vjp) {
+    caps_.accumulate = profiles.accumulate;
+    caps_.round_inputs = profiles.round_inputs;
+    // A version-1 table ends at `run`: the version-2 fields are read only from a version-2 or 3 table.
+    if (table->abi_version >= EINFUZZ_PLUGIN_ABI_VERSION_2 && table->vjp) {
       vjp_ = table->vjp;
       caps_.vjp = true;
       if (table->tie_rule) caps_.tie_rule = tie_rule_from_name(table->tie_rule).value_or(TieRule::equal_share);
@@ -231,7 +255,7 @@ class PluginBackend final : public Backend {
   PluginOptions options_;
   void* handle_;
   const einfuzz_plugin* table_;
-  einfuzz_vjp_fn vjp_ = nullptr;  // ABI 2 only
+  einfuzz_vjp_fn vjp_ = nullptr;  // ABI 2 and 3 only
   std::string name_;
   Capabilities caps_;
   std::int64_t next_id_ = 1;
@@ -259,20 +283,26 @@ Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& option
   std::string why;
   if (!table) {
     why = EINFUZZ_PLUGIN_ENTRY "() returned NULL";
-  } else if (table->abi_version != EINFUZZ_PLUGIN_ABI_VERSION && table->abi_version != EINFUZZ_PLUGIN_ABI_VERSION_1) {
+  } else if (table->abi_version < EINFUZZ_PLUGIN_ABI_VERSION_1 || table->abi_version > EINFUZZ_PLUGIN_ABI_VERSION) {
     why = "ABI version " + std::to_string(table->abi_version) + ", this harness speaks versions " +
-          std::to_string(EINFUZZ_PLUGIN_ABI_VERSION_1) + " and " + std::to_string(EINFUZZ_PLUGIN_ABI_VERSION);
+          std::to_string(EINFUZZ_PLUGIN_ABI_VERSION_1) + " to " + std::to_string(EINFUZZ_PLUGIN_ABI_VERSION);
   } else if (!table->run) {
     why = "its table has no run function";
-  } else if (table->abi_version == EINFUZZ_PLUGIN_ABI_VERSION && table->tie_rule &&
+  } else if (table->abi_version >= EINFUZZ_PLUGIN_ABI_VERSION_2 && table->tie_rule &&
              !tie_rule_from_name(table->tie_rule)) {
     why = "its tie_rule \"" + backend_text(table->tie_rule, 60) + "\" is not \"equal-share\", \"one\" or \"all\"";
+  }
+  // A version-3 table's precision profile; an unreadable one is refused like a bad tie rule (judging
+  // the plugin under a profile it did not declare would be wrong in both directions).
+  Capabilities profiles;
+  if (why.empty() && table->abi_version >= EINFUZZ_PLUGIN_ABI_VERSION) {
+    if (auto bad_profile = read_profiles(*table, profiles)) why = "its precision profile: " + *bad_profile;
   }
   if (!why.empty()) {
     ::dlclose(handle);
     return bad(why);
   }
-  return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(options, handle, table));
+  return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(options, handle, table, profiles));
 }
 
 }  // namespace einfuzz

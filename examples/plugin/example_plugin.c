@@ -1,9 +1,11 @@
-/* An example einfuzz plugin (PROTOCOL B, ABI version 2) in plain C: a small, obviously-right einsum
- * for f32/f64 over numpy-notation subscripts (no ellipsis), with size-1 broadcasting and diagonals,
- * and its VJP (one cotangent per operand); anything else is answered EINFUZZ_UNSUPPORTED.
+/* An example einfuzz plugin (PROTOCOL B, ABI version 3) in plain C: a small, obviously-right einsum
+ * for f32/f64 and for f16/bf16 (each product and sum in f32, rounded to the 16-bit format once at
+ * the end, which its table declares: accumulate f32, ORACLE §8) over numpy-notation subscripts (no
+ * ellipsis), with size-1 broadcasting and diagonals, and its VJP (f32/f64, one cotangent per
+ * operand); anything else is answered EINFUZZ_UNSUPPORTED.
  * Build: cc -shared -fPIC -I backends/include example_plugin.c
- * With -DEXAMPLE_PLUGIN_ABI_V1 it is the same einsum as a version-1 table (no VJP), which the
- * harness still loads.
+ * With -DEXAMPLE_PLUGIN_ABI_V1 it is the same einsum as a version-1 table (no VJP, no 16-bit
+ * dtypes), which the harness still loads.
  */
 #include <einfuzz/plugin.h>
 
@@ -59,9 +61,61 @@ static const char* parse(const char* s, operand* ops, int* op_count, operand* ou
   return 0;
 }
 
-/* Reads element `flat` of a dense tensor as double (f32 widens exactly). */
+static float float_of_bits(uint32_t bits) {
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* IEEE binary16 to binary32, exactly. */
+static float half_to_float(uint16_t h) {
+  const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
+  if (exponent == 0) { /* zero or subnormal: mantissa * 2^-24, exact in binary32 */
+    const float magnitude = (float)mantissa * float_of_bits(0x33800000u);
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return float_of_bits(sign | 0x7f800000u | (mantissa << 13)); /* inf, NaN */
+  return float_of_bits(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+/* binary32 to binary16, rounded to nearest, ties to even (overflow to inf, NaN stays NaN). */
+static uint16_t float_to_half(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);
+  if (x >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* 65520 and above round to inf */
+  if (x < 0x38800000u) {                                     /* below 2^-14: a subnormal result */
+    /* |f| * 2^24 (exact) rounded to an integer by binary32's own ties-to-even addition. */
+    const float scaled = float_of_bits(x) * 16777216.0f;
+    const uint32_t m = (uint32_t)((scaled + 8388608.0f) - 8388608.0f);
+    return (uint16_t)(sign | m); /* m = 1024 is the smallest normal, as it should be */
+  }
+  const uint32_t rounded = x + 0xfffu + ((x >> 13) & 1u) - 0x38000000u; /* rebias 127 -> 15 */
+  return (uint16_t)(sign | (rounded >> 13));
+}
+
+/* bfloat16 (the upper half of a binary32) both ways. */
+static float bf16_to_float(uint16_t b) { return float_of_bits((uint32_t)b << 16); }
+static uint16_t float_to_bf16(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x0040u); /* NaN stays NaN */
+  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+static int is_16_bit(einfuzz_dtype dtype) { return dtype == EINFUZZ_F16 || dtype == EINFUZZ_BF16; }
+
+/* Reads element `flat` of a dense tensor as double (every dtype here widens exactly). */
 static double read_value(const void* data, einfuzz_dtype dtype, int64_t flat) {
-  return dtype == EINFUZZ_F32 ? (double)((const float*)data)[flat] : ((const double*)data)[flat];
+  switch (dtype) {
+    case EINFUZZ_F32: return (double)((const float*)data)[flat];
+    case EINFUZZ_F16: return (double)half_to_float(((const uint16_t*)data)[flat]);
+    case EINFUZZ_BF16: return (double)bf16_to_float(((const uint16_t*)data)[flat]);
+    default: return ((const double*)data)[flat];
+  }
 }
 
 /* The number of index tuples over `count` labels. A zero length empties the space, and the other
@@ -90,8 +144,8 @@ typedef struct einsum {
 /* Checks the request as an einsum this example evaluates and fills `e`; EINFUZZ_OK or the answer. */
 static einfuzz_status prepare(const einfuzz_request* r, const einfuzz_host* host, einsum* e) {
   if (strcmp(r->op, "einsum") != 0) return answer(host, EINFUZZ_UNSUPPORTED, "this example does einsum only");
-  if (r->dtype != EINFUZZ_F32 && r->dtype != EINFUZZ_F64) {
-    return answer(host, EINFUZZ_UNSUPPORTED, "this example does f32 and f64 only");
+  if (r->dtype != EINFUZZ_F32 && r->dtype != EINFUZZ_F64 && !is_16_bit(r->dtype)) {
+    return answer(host, EINFUZZ_UNSUPPORTED, "this example does f32, f64, f16 and bf16 only");
   }
   if (!r->subscripts) return answer(host, EINFUZZ_UNSUPPORTED, "the pattern has no numpy spelling");
   if (strstr(r->subscripts, "...")) return answer(host, EINFUZZ_UNSUPPORTED, "this example has no ellipsis");
@@ -200,6 +254,10 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
     }
     if (r->dtype == EINFUZZ_F32) {
       ((float*)result)[o] = acc32;
+    } else if (r->dtype == EINFUZZ_F16) {
+      ((uint16_t*)result)[o] = float_to_half(acc32); /* held in f32, rounded once */
+    } else if (r->dtype == EINFUZZ_BF16) {
+      ((uint16_t*)result)[o] = float_to_bf16(acc32);
     } else {
       ((double*)result)[o] = acc64;
     }
@@ -211,6 +269,7 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
 /* The VJP (ORACLE §7): for operand m, every global assignment adds g[out] times the product of the
  * other operands to the element of m it selects (a broadcast dimension collects the whole sum). */
 static einfuzz_status vjp(const einfuzz_request* r, const einfuzz_tensor* g, const einfuzz_host* host) {
+  if (is_16_bit(r->dtype)) return answer(host, EINFUZZ_UNSUPPORTED, "this example's VJPs are f32 and f64 only");
   einsum e;
   const einfuzz_status prepared = prepare(r, host, &e);
   if (prepared != EINFUZZ_OK) return prepared;
@@ -249,9 +308,8 @@ static einfuzz_status vjp(const einfuzz_request* r, const einfuzz_tensor* g, con
 #endif
 
 static const char* const kOps[] = {"einsum", NULL};
-static const char* const kDtypes[] = {"f32", "f64", NULL};
-
 #ifdef EXAMPLE_PLUGIN_ABI_V1
+static const char* const kDtypes[] = {"f32", "f64", NULL};
 /* A version-1 table ends at `run`; its address is returned as the entry's type says. */
 static const einfuzz_plugin_v1 kPluginV1 = {
     EINFUZZ_PLUGIN_ABI_VERSION_1, "example-c einsum (ABI 1)", "1.0", kOps, kDtypes, NULL, "any-order", "propagate", 0, 0,
@@ -260,10 +318,14 @@ static const einfuzz_plugin_v1 kPluginV1 = {
 
 EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) { return (const einfuzz_plugin*)&kPluginV1; }
 #else
+static const char* const kDtypes[] = {"f32", "f64", "f16", "bf16", NULL};
+/* ORACLE §8's profile of the 16-bit dtypes: partial results (and products) in f32. */
+static const char* const kAccumulate[] = {"f16=f32", "bf16=f32", NULL};
+
 static const einfuzz_plugin kPlugin = {
     EINFUZZ_PLUGIN_ABI_VERSION,
     "example-c einsum",
-    "2.0",
+    "3.0",
     kOps,
     kDtypes,
     NULL,        /* no reductions */
@@ -275,6 +337,8 @@ static const einfuzz_plugin kPlugin = {
     run,
     "equal-share", /* unused: no min/max */
     vjp,           /* einsum VJPs */
+    kAccumulate,
+    NULL, /* inputs as they are */
 };
 
 EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) { return &kPlugin; }

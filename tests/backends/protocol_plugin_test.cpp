@@ -45,7 +45,7 @@ std::unique_ptr<Backend> plugin(const char* path) {
 TEST(ProtocolB, ExamplePluginComputesAndDeclares) {
   auto b = plugin(EINFUZZ_EXAMPLE_PLUGIN);
   ASSERT_NE(b, nullptr);
-  EXPECT_EQ(b->capabilities().version, "example-c einsum 2.0");
+  EXPECT_EQ(b->capabilities().version, "example-c einsum 3.0");
   EXPECT_FALSE(b->capabilities().factoring);
   Case c;
   c.pattern = "a b, b c -> a c";
@@ -152,6 +152,38 @@ TEST(ProtocolB, Abi2VjpFaultsAreVerdictsAndABadTieRuleIsBadInput) {
   EXPECT_TRUE(contains(bad.error().message, "its tie_rule \"first\" is not")) << bad.error().message;
 }
 
+TEST(ProtocolB, Abi3TablesDeclareTheirPrecisionProfile) {
+  // The example: f16 and bf16 products and sums held in f32 (ORACLE §8), f32/f64 by default.
+  auto example = plugin(EINFUZZ_EXAMPLE_PLUGIN);
+  ASSERT_NE(example, nullptr);
+  const Capabilities& caps = example->capabilities();
+  for (DType d : {DType::f16, DType::bf16}) {
+    EXPECT_NE(std::find(caps.dtypes.begin(), caps.dtypes.end(), d), caps.dtypes.end()) << dtype_name(d);
+    EXPECT_EQ(caps.profile(d), (PrecisionProfile{DType::f32, InputRounding::none})) << dtype_name(d);
+  }
+  EXPECT_EQ(caps.profile(DType::f32), storage_profile(DType::f32));
+  // An ABI 2 table has no profile fields: nothing past `vjp` is read.
+  auto v2 = plugin(EINFUZZ_FAULTY_PLUGIN_V2);
+  ASSERT_NE(v2, nullptr);
+  EXPECT_TRUE(v2->capabilities().accumulate.empty());
+  EXPECT_TRUE(v2->capabilities().round_inputs.empty());
+  // A declared profile reaches the capabilities as PROTOCOL A's hello would give it.
+  auto tf32 = plugin(EINFUZZ_TF32_PLUGIN);
+  ASSERT_NE(tf32, nullptr);
+  EXPECT_EQ(tf32->capabilities().profile(DType::f32), (PrecisionProfile{DType::f64, InputRounding::tf32}));
+  // One a harness cannot read is refused at load, saying why (never judged under another profile).
+  for (const auto& [path, why] : std::vector<std::pair<const char*, const char*>>{
+           {EINFUZZ_BAD_PROFILE_PLUGIN, "its precision profile: \"accumulate\".f64 names the unknown dtype \"f8\""},
+           {EINFUZZ_BAD_PROFILE_ENTRY_PLUGIN, "its precision profile: accumulate entry \"f64\" is not DTYPE=VALUE"}}) {
+    PluginOptions o;
+    o.path = path;
+    const auto bad = load_plugin_backend(o);
+    ASSERT_FALSE(bad.ok()) << path;
+    EXPECT_EQ(bad.error().code, Code::invalidArgument);
+    EXPECT_TRUE(contains(bad.error().message, why)) << bad.error().message;
+  }
+}
+
 struct PluginRow {
   const char* label;  ///< the pattern's first label selects the misbehaviour
   VK kind;
@@ -189,7 +221,7 @@ TEST(ProtocolB, LoadingErrorsAreBadInput) {
   o.path = EINFUZZ_BAD_ABI_PLUGIN;
   auto bad_abi = load_plugin_backend(o);
   ASSERT_FALSE(bad_abi.ok());
-  EXPECT_TRUE(contains(bad_abi.error().message, "ABI version 99, this harness speaks versions 1 and 2"))
+  EXPECT_TRUE(contains(bad_abi.error().message, "ABI version 99, this harness speaks versions 1 to 3"))
       << bad_abi.error().message;
   const std::vector<std::string> specs = {std::string("plugin:") + EINFUZZ_BAD_ABI_PLUGIN};
   auto via_specs = make_backends(specs, RunOptions{});

@@ -104,6 +104,8 @@ extern "C" EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void
       run,
       nullptr,  // ABI 2: tie rule (unused)
       nullptr,  // ABI 2: no VJP entry
+      nullptr,  // ABI 3: accumulated in the dtype itself (it is ordered anyway)
+      nullptr,  // ABI 3: inputs as they are
   };
   return &table;
 }

@@ -1,4 +1,4 @@
-/* einfuzz plugin ABI (PROTOCOL.md B, version 2; version 1 still loads): an in-process einsum/reduce
+/* einfuzz plugin ABI (PROTOCOL.md B, version 3; versions 1 and 2 still load): an in-process einsum/reduce
  * backend as a shared library with a C interface. Plain C (C99 and C++ compatible); see docs/protocol.md.
  *
  * A plugin exports one symbol, `einfuzz_plugin_entry`, returning a pointer to a static table that
@@ -10,8 +10,10 @@
  * safe to call repeatedly from one thread. A plugin can crash the harness: `--isolate` runs it in a
  * forked worker instead.
  *
- * Version 2 appends two fields to the version-1 table (`tie_rule`, `vjp`); a version-1 table (an
- * `einfuzz_plugin_v1`, returned cast to `const einfuzz_plugin*`) is read only up to `run`.
+ * Version 2 appends two fields to the version-1 table (`tie_rule`, `vjp`), version 3 two more
+ * (`accumulate`, `round_inputs`: the precision profile, ORACLE §8). An older table (an
+ * `einfuzz_plugin_v1` or `einfuzz_plugin_v2`, returned cast to `const einfuzz_plugin*`) is read only
+ * up to its own last field.
  */
 #ifndef EINFUZZ_PLUGIN_H
 #define EINFUZZ_PLUGIN_H
@@ -24,9 +26,10 @@ extern "C" {
 #endif
 
 /** The ABI version this header describes. The harness loads tables of this version and of
- *  version 1 (EINFUZZ_PLUGIN_ABI_VERSION_1); any other is refused. */
-#define EINFUZZ_PLUGIN_ABI_VERSION 2
+ *  versions 1 and 2 (EINFUZZ_PLUGIN_ABI_VERSION_1, _2); any other is refused. */
+#define EINFUZZ_PLUGIN_ABI_VERSION 3
 #define EINFUZZ_PLUGIN_ABI_VERSION_1 1
+#define EINFUZZ_PLUGIN_ABI_VERSION_2 2
 
 /** The name of the one exported symbol (a function of type einfuzz_plugin_entry_fn). */
 #define EINFUZZ_PLUGIN_ENTRY "einfuzz_plugin_entry"
@@ -125,10 +128,29 @@ typedef struct einfuzz_plugin_v1 {
   einfuzz_run_fn run;
 } einfuzz_plugin_v1;
 
-/** The plugin's table (version 2). List fields are NULL-terminated arrays of strings; NULL lists
+/** The version-2 table: `abi_version` EINFUZZ_PLUGIN_ABI_VERSION_2 and the fields up to `vjp`. */
+typedef struct einfuzz_plugin_v2 {
+  uint32_t abi_version;
+  const char* name;
+  const char* version;
+  const char* const* ops;
+  const char* const* dtypes;
+  const char* const* reductions;
+  const char* semantics;
+  const char* nan_profile;
+  int32_t factoring;
+  int32_t strided_inputs;
+  const char* notation;
+  einfuzz_run_fn run;
+  const char* tie_rule;
+  einfuzz_vjp_fn vjp;
+} einfuzz_plugin_v2;
+
+/** The plugin's table (version 3). List fields are NULL-terminated arrays of strings; NULL lists
  *  and NULL strings take PROTOCOL A's defaults: ops {"einsum"}, dtypes {"f32","f64"}, reductions {},
- *  semantics "any-order", nan_profile "propagate", notation "einops", tie_rule "equal-share". The
- *  fields up to `run` are version 1's, in the same order. */
+ *  semantics "any-order", nan_profile "propagate", notation "einops", tie_rule "equal-share",
+ *  every dtype accumulated in itself with its inputs as they are. The fields up to `run` are
+ *  version 1's and up to `vjp` version 2's, in the same order. */
 typedef struct einfuzz_plugin {
   uint32_t abi_version;             /**< EINFUZZ_PLUGIN_ABI_VERSION */
   const char* name;                 /**< e.g. "example-c einsum" */
@@ -146,6 +168,10 @@ typedef struct einfuzz_plugin {
   const char* tie_rule;             /**< min/max VJPs: "equal-share", "one" or "all" (ORACLE §7) */
   einfuzz_vjp_fn vjp;               /**< NULL: no VJPs; else VJP cases of the ops, dtypes and
                                          reductions above (f32/f64, never any/all) come here */
+  /* Version 3: the precision profile per float dtype (PROTOCOL A's "accumulate" and "round_inputs",
+   * ORACLE §8), as "DTYPE=VALUE" strings; a dtype not listed keeps the default. */
+  const char* const* accumulate;    /**< e.g. {"f16=f32", "bf16=f32", NULL}: partial results held in f32 */
+  const char* const* round_inputs;  /**< e.g. {"f32=tf32", NULL}: f32 inputs rounded to TF32 */
 } einfuzz_plugin;
 
 typedef const einfuzz_plugin* (*einfuzz_plugin_entry_fn)(void);

@@ -119,11 +119,20 @@ static einfuzz_status vjp(const einfuzz_request* r, const einfuzz_tensor* g, con
 #ifndef FAULTY_TIE_RULE
 #define FAULTY_TIE_RULE "one"
 #endif
-/* A version-2 table with a VJP entry. */
-static einfuzz_plugin kPlugin = {EINFUZZ_PLUGIN_ABI_VERSION, "faulty plugin (ABI 2)", NULL, kOps, kDtypes, NULL,
-                                 "any-order", NULL, 1, 0, "einops", run, FAULTY_TIE_RULE, vjp};
+/* A version-2 table with a VJP entry (ABI 2 plugins keep loading under ABI 3). */
+static einfuzz_plugin_v2 kPlugin = {EINFUZZ_PLUGIN_ABI_VERSION_2, "faulty plugin (ABI 2)", NULL, kOps, kDtypes, NULL,
+                                    "any-order", NULL, 1, 0, "einops", run, FAULTY_TIE_RULE, vjp};
+#elif defined(FAULTY_ACCUMULATE)
+/* A version-3 table whose precision profile is FAULTY_ACCUMULATE and FAULTY_ROUND_INPUTS. */
+#ifndef FAULTY_ROUND_INPUTS
+#define FAULTY_ROUND_INPUTS NULL
+#endif
+static const char* const kAccumulate[] = {FAULTY_ACCUMULATE, NULL};
+static const char* const kRoundInputs[] = {FAULTY_ROUND_INPUTS, NULL};
+static einfuzz_plugin kPlugin = {EINFUZZ_PLUGIN_ABI_VERSION, "faulty plugin (ABI 3)", NULL, kOps, kDtypes, NULL,
+                                 "any-order", NULL, 1, 0, "einops", run, NULL, NULL, kAccumulate, kRoundInputs};
 #else
-/* A version-1 table (ABI 1 plugins keep loading under ABI 2). */
+/* A version-1 table (ABI 1 plugins keep loading under ABI 3). */
 static einfuzz_plugin_v1 kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, kOps, kDtypes, NULL,
                                        "any-order", NULL, 1, 0, "einops", run};
 #endif
