@@ -46,6 +46,17 @@ void require_reference_admitted(const CaseOutcome& outcome, const Case& c) {
   if (is_failure(v.kind)) fail("the multiset oracle rejects the ordered reference: " + v.label() + " — " + v.detail, &c);
 }
 
+/// run_differential once `checked` is check_case(c, options.limits).
+void run_differential_checked(const Case& c, const Result<CheckedCase>& checked, std::span<Backend* const> backends,
+                              const RunOptions& options, const DifferentialChecks& checks) {
+  if (too_much_work(checked)) return;
+  CaseOutcome outcome = run_case(c, backends, options);
+  require(outcome.rejection.has_value() != checked.ok(), "run_case and check_case disagree on rejection", &c);
+  if (checks.known_divergence) std::erase_if(outcome.backends, checks.known_divergence);
+  require_no_failure(outcome, c);
+  if (checks.reference_admitted) require_reference_admitted(outcome, c);
+}
+
 }  // namespace
 
 std::uint64_t input_hash(std::span<const std::uint8_t> data) noexcept {
@@ -68,13 +79,7 @@ void require_no_failure(const CaseOutcome& outcome, const Case& c) {
 
 void run_differential(const Case& c, std::span<Backend* const> backends, const RunOptions& options,
                       const DifferentialChecks& checks) {
-  const Result<CheckedCase> checked = check_case(c, options.limits);
-  if (too_much_work(checked)) return;
-  CaseOutcome outcome = run_case(c, backends, options);
-  require(outcome.rejection.has_value() != checked.ok(), "run_case and check_case disagree on rejection", &c);
-  if (checks.known_divergence) std::erase_if(outcome.backends, checks.known_divergence);
-  require_no_failure(outcome, c);
-  if (checks.reference_admitted) require_reference_admitted(outcome, c);
+  run_differential_checked(c, check_case(c, options.limits), backends, options, checks);
 }
 
 int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
@@ -82,14 +87,15 @@ int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
   if (!decoded) return 0;
   const Case& c = decoded->c;
   const TargetSetup setup = differential_setup(decoded->exec, data);
-  // Cheap first: a case over the work bound builds no backend (run_differential's own check of it
-  // is the checker memo's copy of this one).
-  if (too_much_work(check_case(c, setup.run.limits))) return 0;
+  // Cheap first: a case over the work bound builds no backend; the check is made once here, and
+  // run_case's and the backends' are the checker memo's copies of it.
+  const Result<CheckedCase> checked = check_case(c, setup.run.limits);
+  if (too_much_work(checked)) return 0;
   std::vector<std::unique_ptr<Backend>> owned;
   for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
-  run_differential(c, backends, setup.run);
+  run_differential_checked(c, checked, backends, setup.run, {});
   return 0;
 }
 

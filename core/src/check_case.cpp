@@ -59,8 +59,11 @@ Result<CheckedCase> check_forward(const Case& c, const Limits& limits) {
     if (!checked) return std::move(checked).error();
     return CheckedCase(std::move(*checked));
   }
-  std::vector<Shape> shapes;
-  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+  // Reused per thread: a campaign checks every case three times (the run boundary, fused, shuffle)
+  // and the copies would cost an allocation per operand each time.
+  thread_local std::vector<Shape> shapes;
+  shapes.resize(c.inputs.size());
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) shapes[k] = c.inputs[k].shape();
   auto checked = check_einsum(c.pattern, shapes, limits);
   if (!checked) return std::move(checked).error();
   if (c.dtype == DType::boolean) {

@@ -45,8 +45,29 @@ Dyadic Dyadic::operator+(const Dyadic& o) const {
 }
 
 int compare(const Dyadic& a, const Dyadic& b) {
-  const Dyadic d = a - b;
-  return d.sign();
+  // Signs first, then the position of the top bit; only values with the same sign and top bit are
+  // compared digit by digit, the one with the larger exponent shifted into a thread-local scratch
+  // integer (a - b would allocate three integers per comparison).
+  const int sa = a.sign(), sb = b.sign();
+  if (sa != sb) return sa < sb ? -1 : 1;
+  if (sa == 0) return 0;
+  const long ta = static_cast<long>(mpz_sizeinbase(a.mantissa().get_mpz_t(), 2)) + a.exponent();
+  const long tb = static_cast<long>(mpz_sizeinbase(b.mantissa().get_mpz_t(), 2)) + b.exponent();
+  int magnitude = 0;  // |a| against |b|
+  if (ta != tb) {
+    magnitude = ta < tb ? -1 : 1;
+  } else {
+    thread_local mpz_class scratch;
+    if (a.exponent() >= b.exponent()) {
+      mpz_mul_2exp(scratch.get_mpz_t(), a.mantissa().get_mpz_t(), static_cast<mp_bitcnt_t>(a.exponent() - b.exponent()));
+      magnitude = mpz_cmpabs(scratch.get_mpz_t(), b.mantissa().get_mpz_t());
+    } else {
+      mpz_mul_2exp(scratch.get_mpz_t(), b.mantissa().get_mpz_t(), static_cast<mp_bitcnt_t>(b.exponent() - a.exponent()));
+      magnitude = mpz_cmpabs(a.mantissa().get_mpz_t(), scratch.get_mpz_t());
+    }
+    magnitude = magnitude < 0 ? -1 : magnitude > 0 ? 1 : 0;
+  }
+  return sa > 0 ? magnitude : -magnitude;
 }
 
 

@@ -82,7 +82,19 @@ class DigitAccumulator {
   Dyadic value() {
     normalise();
     mpz_class z;
-    mpz_import(z.get_mpz_t(), digits_.size(), -1, sizeof(std::uint64_t), 0, 32, digits_.data());
+    if constexpr (sizeof(mp_limb_t) == 8 && GMP_NAIL_BITS == 0) {
+      // Two 32-bit digits per 64-bit limb, written in place (mpz_import with 32 nail bits takes
+      // GMP's generic bit-by-bit path); mpz_limbs_finish drops the high zero limbs.
+      const std::size_t n = (digits_.size() + 1) / 2;
+      mp_limb_t* limbs = mpz_limbs_write(z.get_mpz_t(), static_cast<mp_size_t>(n));
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t high = 2 * i + 1 < digits_.size() ? digits_[2 * i + 1] : 0;
+        limbs[i] = static_cast<mp_limb_t>(digits_[2 * i] | (high << 32));
+      }
+      mpz_limbs_finish(z.get_mpz_t(), static_cast<mp_size_t>(n));
+    } else {
+      mpz_import(z.get_mpz_t(), digits_.size(), -1, sizeof(std::uint64_t), 0, 32, digits_.data());
+    }
     return Dyadic(std::move(z), base_);
   }
 

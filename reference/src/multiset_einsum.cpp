@@ -69,6 +69,20 @@ Dyadic sum_of(const Dyadic& a, const Dyadic& b) {
   return Dyadic(std::move(m), low.exponent());
 }
 
+/// pos − neg (or pos + neg) for two non-negative dyadics of one exponent (digit accumulators reset
+/// over the same window), in one integer operation; zero as Dyadic() (exponent 0).
+Dyadic signed_sum(const Dyadic& pos, const Dyadic& neg, bool subtract) {
+  if (pos.exponent() != neg.exponent()) harness_bug("signed_sum: the two sums have different exponents");
+  mpz_class m;
+  if (subtract) {
+    mpz_sub(m.get_mpz_t(), pos.mantissa().get_mpz_t(), neg.mantissa().get_mpz_t());
+  } else {
+    mpz_add(m.get_mpz_t(), pos.mantissa().get_mpz_t(), neg.mantissa().get_mpz_t());
+  }
+  if (m == 0) return Dyadic();
+  return Dyadic(std::move(m), pos.exponent());
+}
+
 /// m·2^e truncated to U's precision, with what rounding in any direction needs.
 template <class U>
 struct Truncated {
@@ -403,18 +417,30 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     window(grow_terms, base, bits);
     grow_sum_.reset(base, bits);
     for (const auto& term : grow_terms) grow_sum_.add(term.m, term.e);
-    ExactAccumulator sum, abs_sum, magnitude;
-    sum.add(pos);
-    sum.add(-neg);
-    if (wide) sum.add(wide->sum.value());
-    abs_sum.add(pos);
-    abs_sum.add(neg);
-    if (wide) abs_sum.add(wide->abs_sum.value());
-    magnitude.add(grow_sum_.value());
-    if (wide) magnitude.add(wide->magnitude.value());
-    t.exact = sum.value();
-    const Dyadic abs_exact = abs_sum.value();  // S(o), exact
-    const Dyadic magnitude_exact = magnitude.value();  // M(o), exact
+    Dyadic abs_exact;        // S(o), exact
+    Dyadic magnitude_exact;  // M(o), exact
+    if (wide) {
+      ExactAccumulator sum, abs_sum, magnitude;
+      sum.add(pos);
+      sum.add(-neg);
+      sum.add(wide->sum.value());
+      abs_sum.add(pos);
+      abs_sum.add(neg);
+      abs_sum.add(wide->abs_sum.value());
+      magnitude.add(grow_sum_.value());
+      magnitude.add(wide->magnitude.value());
+      t.exact = sum.value();
+      abs_exact = abs_sum.value();
+      magnitude_exact = magnitude.value();
+    } else {
+      // Both signs were summed over the same window (one exponent): s = pos − neg and S = pos + neg
+      // are one integer operation each, the same values (and, zero aside, the same representation)
+      // as the accumulators above give.
+      t.exact = signed_sum(pos, neg, true);
+      abs_exact = signed_sum(pos, neg, false);
+      Dyadic grow = grow_sum_.value();
+      if (!grow.is_zero()) magnitude_exact = std::move(grow);
+    }
     t.abs_sum = abs_exact.round<double>(Rounding::up);
     t.magnitude = magnitude_exact.round<double>(Rounding::up);
     const double magnitude_down = magnitude_exact.round<double>(Rounding::down);

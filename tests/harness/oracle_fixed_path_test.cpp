@@ -16,6 +16,7 @@
 #include "einfuzz/reference/exact_fixed.hpp"
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/reference/multiset_vjp.hpp"
+#include "exact_sum.hpp"  // reference/src
 #include "harness/oracle_support.hpp"
 
 namespace einfuzz {
@@ -27,6 +28,7 @@ using reference::ExactPath;
 using reference::FixedDyadic;
 using reference::Rounding;
 using reference::U192;
+using reference::u128;
 
 /// Patterns whose elements have one term (K = 1: products, outer products, diagonals, passthroughs)
 /// or a few, so both branches of the fixed path and the general one meet.
@@ -269,6 +271,57 @@ RC_GTEST_PROP(OracleFixedPath, FixedArithmeticEqualsGmp, ()) {
   if (!std::isfinite(r)) return;
   const std::optional<FixedDyadic> d = reference::fixed_distance(s, r);
   if (d) RC_ASSERT(compare(d->dyadic(), (Dyadic::of(r) - s.dyadic()).abs()) == 0);
+}
+
+/// compare(a, b) decides by sign and top bit before it shifts (exact.cpp): it must agree with the
+/// sign of the exact difference, for equal values written with other exponents, for values that
+/// share their top bit, for zeros and for mixed signs.
+RC_GTEST_PROP(OracleExact, CompareIsTheSignOfTheDifference, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const auto signed_dyadic = [&](const FixedDyadic& f) {
+    const Dyadic d = f.dyadic();
+    return rng.chance(1, 2) ? -d : d;
+  };
+  const long e0 = static_cast<long>(rng.between(-1300, 1100));
+  const Dyadic a = signed_dyadic(draw_fixed(rng, e0 - 100, e0 + 100));
+  Dyadic b;
+  switch (rng.below(4)) {
+    case 0: b = signed_dyadic(draw_fixed(rng, e0 - 100, e0 + 100)); break;  // anywhere near
+    case 1: {  // the same value (or its negation) with a smaller exponent: equal top bits
+      const long s = static_cast<long>(rng.between(0, 70));
+      mpz_class m;
+      mpz_mul_2exp(m.get_mpz_t(), a.mantissa().get_mpz_t(), static_cast<mp_bitcnt_t>(s));
+      b = Dyadic(rng.chance(1, 2) ? m : mpz_class(-m), a.exponent() - s);
+      break;
+    }
+    case 2: b = a + Dyadic(rng.chance(1, 2) ? 1 : -1, a.exponent() - static_cast<long>(rng.between(0, 40))); break;
+    default: b = Dyadic(); break;  // zero
+  }
+  const int expected = (a - b).sign();
+  RC_ASSERT(compare(a, b) == expected);
+  RC_ASSERT(compare(b, a) == -expected);
+  RC_ASSERT(compare(a, a) == 0);
+}
+
+/// The digit accumulator's exact sum (32-bit digits packed into GMP limbs) against GMP's own sum of
+/// the same terms, for term counts and windows that carry across digits and limbs.
+RC_GTEST_PROP(OracleExact, DigitAccumulatorEqualsGmpSum, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const long base = static_cast<long>(rng.between(-1200, 1000));
+  const long span = static_cast<long>(rng.between(0, 400));
+  reference::detail::DigitAccumulator acc;
+  acc.reset(base, span + 128);
+  Dyadic expected;
+  const auto n = rng.below(20);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const u128 m = rng.chance(1, 4) ? ~u128(0) >> rng.below(128) : (u128(rng.next()) << 64 | rng.next()) >> rng.below(128);
+    const long e = base + static_cast<long>(rng.below(static_cast<std::uint64_t>(span) + 1));
+    acc.add(m, e);
+    expected = expected + Dyadic::of_u128(m, e, false);
+  }
+  const Dyadic got = acc.value();
+  RC_ASSERT(compare(got, expected) == 0);
+  RC_ASSERT(got.exponent() == base);
 }
 
 }  // namespace
