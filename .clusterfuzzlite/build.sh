@@ -21,15 +21,24 @@ CXXFLAGS="${CXXFLAGS//-stdlib=libc++/}"
 
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
+# EINFUZZ_BUILD_TESTS=ON (not set under OSS-Fuzz) builds the test suite in the same tree, with the
+# same instrumentation: .ci/run runs it there as its sanitizer stage, so CI compiles the libraries once
+# for the tests and the fuzzers. EINFUZZ_RC_SCALE scales the suite's RapidCheck counts (percent).
+with_tests="${EINFUZZ_BUILD_TESTS:-OFF}"
 # CMAKE_BUILD_TYPE stays empty: the optimisation and debug flags are the environment's.
 cmake -S "$src" -B "$build" "${generator[@]}" \
   -DCMAKE_BUILD_TYPE= \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DEINFUZZ_BUILD_FUZZERS=ON -DEINFUZZ_LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
-  -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS=OFF -DEINFUZZ_BUILD_BENCH=OFF \
+  -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS="$with_tests" -DEINFUZZ_BUILD_BENCH=OFF \
+  -DEINFUZZ_RC_SCALE="${EINFUZZ_RC_SCALE:-100}" \
   -DEINFUZZ_WITH_TORCH=OFF  # no fuzz target runs torch; its module is the slowest file to compile
-cmake --build "$build" --target einfuzz_fuzzers -j "$jobs"
+if [ "$with_tests" = ON ]; then
+  cmake --build "$build" -j "$jobs"
+else
+  cmake --build "$build" --target einfuzz_fuzzers -j "$jobs"
+fi
 
 # Seed corpora: every stored case file converted per target, plus the hand-made seeds.
 "$build/fuzz/einfuzz_fuzz_seeds" "$seeds" --fresh --copy "$src/fuzz/seeds" "$src/corpus" "$src/fuzz/seeds/fuzz_case"

@@ -19,7 +19,7 @@ namespace {
 
 using VK = VerdictKind;
 
-std::unique_ptr<Backend> make(const std::string& name) {
+std::unique_ptr<Backend> make_row_backend(const std::string& name) {
   return name == "eigen" ? make_eigen_backend() : make_xtensor_backend();
 }
 
@@ -80,7 +80,7 @@ class RowTest : public ::testing::TestWithParam<Row> {
  protected:
   void check(const std::string& backend_name) {
     const Row& row = this->GetParam();
-    auto backend = make(backend_name);
+    auto backend = make_row_backend(backend_name);
     const Case c = test::case_of(row);
     if constexpr (std::is_same_v<Row, test::EinsumErrorRow> || std::is_same_v<Row, test::ReduceErrorRow>) {
       const BackendResult direct = backend->run(c);

@@ -138,7 +138,7 @@ TEST(ReproduceCommand, AllExpandsToTheBuiltinNames) {
 // ---------------------------------------------------------------------------------------------
 // The campaign: findings name their spec and options; a finding must fail again
 
-std::filesystem::path fresh_dir(const std::string& name) {
+std::filesystem::path fresh_reproduce_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / ("einfuzz-reproduce-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   return dir;
@@ -190,7 +190,7 @@ class FailsOncePerCase final : public Backend {
 };
 
 TEST(CampaignReproduction, AShrunkCaseThatNoLongerFailsIsNotAFinding) {
-  const auto dir = fresh_dir("flaky");
+  const auto dir = fresh_reproduce_dir("flaky");
   CampaignOptions o;
   o.cases = 30;
   o.seed = 2;

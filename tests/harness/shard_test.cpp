@@ -39,7 +39,7 @@ BackendFactory fused_and_xtensor() {
   };
 }
 
-std::filesystem::path fresh_dir(const std::string& name) {
+std::filesystem::path fresh_shard_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("einfuzz-shard-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
@@ -135,7 +135,7 @@ TEST(Shard, ABadShardIsADiagnostic) {
 class MergeShards : public ::testing::TestWithParam<int> {};
 
 TEST_P(MergeShards, ThreeShardsMergedGiveTheGroupsAndCountsOfOneUnshardedRun) {
-  const auto dir = fresh_dir("merge");
+  const auto dir = fresh_shard_dir("merge");
   // 0: a planted bug next to fused; 1: xtensor's reduce divergences, where a shard's first failure
   // of a pre-shrink signature shrinks to another group than the unsharded run's first one.
   CampaignOptions o = GetParam() == 0 ? counted(400, 77) : counted(300, 4);
@@ -189,7 +189,7 @@ TEST_P(MergeShards, ThreeShardsMergedGiveTheGroupsAndCountsOfOneUnshardedRun) {
 INSTANTIATE_TEST_SUITE_P(PlantedAndXtensor, MergeShards, ::testing::Values(0, 1));
 
 TEST(Merge, RefusesWhatIsNotAReportOrDoesNotBelongTogether) {
-  const auto dir = fresh_dir("refuse");
+  const auto dir = fresh_shard_dir("refuse");
   auto run = [&](const CampaignOptions& s, const std::string& name) {
     auto r = run_campaign(s, fused_and_dropped_term());
     EXPECT_TRUE(r.ok());
@@ -217,7 +217,7 @@ TEST(Merge, RefusesWhatIsNotAReportOrDoesNotBelongTogether) {
 }
 
 TEST(Merge, CopiesEachNewGroupsCaseFileOnceNeverOverwriting) {
-  const auto dir = fresh_dir("corpus");
+  const auto dir = fresh_shard_dir("corpus");
   std::vector<std::filesystem::path> reports;
   for (std::uint64_t k = 0; k < 2; ++k) {
     CampaignOptions s = shard_of(counted(300, 77), k, 2);

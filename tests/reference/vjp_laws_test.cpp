@@ -25,7 +25,7 @@ using oracle_test::Profile;
 using oracle_test::redraw_values;
 using reference::Dyadic;
 
-Rng case_rng(std::uint64_t salt) {
+Rng laws_rng(std::uint64_t salt) {
   const auto seed = *rc::gen::noShrink(rc::gen::resize(100, rc::gen::arbitrary<std::uint64_t>()));
   return Rng(Rng::mix(seed, salt));
 }
@@ -66,7 +66,7 @@ std::string text(const Dyadic& d) { return std::to_string(d.approx()); }
 // and both sides are the same sum of w[out(a)]·v[idx_m(a)]·Π_{q≠m} x_q[idx_q(a)] over G.
 TEST(VjpLaws, AdjointIdentityForEveryEinsumOperand) {
   rc::detail::checkGTest([] {
-    Rng rng = case_rng(231);
+    Rng rng = laws_rng(231);
     GenOptions options;
     options.dtypes = {DType::f32, DType::f64};
     options.max_global = 512;
@@ -90,7 +90,7 @@ TEST(VjpLaws, AdjointIdentityForEveryEinsumOperand) {
   });
 }
 
-Case float_reduce(Rng& rng, Reduction kind) {
+Case laws_float_reduce(Rng& rng, Reduction kind) {
   ReduceGenOptions options;
   options.kind = kind;
   options.dtype = rng.chance(1, 2) ? DType::f32 : DType::f64;
@@ -109,8 +109,8 @@ CheckedReduce checked_as(const Case& c, const std::string& kind) {
 // sides carry the divisor n: Σ_o (Σ_fibre v)/n · w_o = Σ_p v_p · w_out(p)/n.
 TEST(VjpLaws, AdjointIdentityForSumAndMean) {
   rc::detail::checkGTest([] {
-    Rng rng = case_rng(232);
-    Case c = float_reduce(rng, Reduction::mean);  // mean's generator keeps its fibres nonempty
+    Rng rng = laws_rng(232);
+    Case c = laws_float_reduce(rng, Reduction::mean);  // mean's generator keeps its fibres nonempty
     const Profile profile = finite_profile(rng);
     redraw_values(c, rng, profile);
     for (const std::string kind : {"sum", "mean"}) {
@@ -133,8 +133,8 @@ TEST(VjpLaws, AdjointIdentityForSumAndMean) {
 // exactly one fibre); backward, Σ_p vjp(g)_p = n · Σ_o g_o (each of a fibre's n elements gets g_o).
 TEST(VjpLaws, SumPreservesTheTotal) {
   rc::detail::checkGTest([] {
-    Rng rng = case_rng(233);
-    Case c = float_reduce(rng, Reduction::sum);
+    Rng rng = laws_rng(233);
+    Case c = laws_float_reduce(rng, Reduction::sum);
     const Profile profile = finite_profile(rng);
     redraw_values(c, rng, profile);
     const CheckedReduce r = checked_as(c, "sum");
@@ -168,8 +168,8 @@ TEST(VjpLaws, SumPreservesTheTotal) {
 // 1/|T| is exact (|T| a power of two) — there the weights are also zero outside T.
 TEST(VjpLaws, EqualShareWeightsSumToOne) {
   rc::detail::checkGTest([] {
-    Rng rng = case_rng(234);
-    Case c = float_reduce(rng, rng.chance(1, 2) ? Reduction::max : Reduction::min);
+    Rng rng = laws_rng(234);
+    Case c = laws_float_reduce(rng, rng.chance(1, 2) ? Reduction::max : Reduction::min);
     redraw_values(c, rng, rng.chance(2, 3) ? Profile::small : Profile::edges);  // ties are common
     const CheckedReduce r = checked_as(c, *c.reduction);
     Tensor g(c.dtype, r.output_shape);
@@ -212,8 +212,8 @@ TEST(VjpLaws, EqualShareWeightsSumToOne) {
 // is exact (n a power of two): mean = sum · (1/n).
 TEST(VjpLaws, MeanIsThePullbackTimesOneOverN) {
   rc::detail::checkGTest([] {
-    Rng rng = case_rng(235);
-    Case c = float_reduce(rng, Reduction::mean);
+    Rng rng = laws_rng(235);
+    Case c = laws_float_reduce(rng, Reduction::mean);
     const Profile profile = finite_profile(rng);
     redraw_values(c, rng, profile);
     const CheckedReduce mean = checked_as(c, "mean"), sum = checked_as(c, "sum");
