@@ -213,9 +213,14 @@ class PluginBackend final : public Backend {
     state.limits = &options_.limits;
     state.out_dtype = c.op == Op::reduce && (reduction == "any" || reduction == "all") ? DType::boolean : c.dtype;
     einfuzz_host host{&state, &HostState::alloc_output, &HostState::set_message};
-    einfuzz_status status = EINFUZZ_UNSUPPORTED;
+    // run and vjp return einfuzz_status, a C enum, which the C ABI passes as an int. A faulty plugin may
+    // return any int, and reading that as the C++ enum (whose values are 0..3) is undefined behaviour
+    // (UBSan's -fsanitize=enum stops there), so the harness reads the int and judges it.
+    using raw_run_fn = int (*)(const einfuzz_request*, const einfuzz_host*);
+    using raw_vjp_fn = int (*)(const einfuzz_request*, const einfuzz_tensor*, const einfuzz_host*);
+    int status = EINFUZZ_UNSUPPORTED;
     if (!c.is_vjp()) {
-      status = table_->run(&request, &host);
+      status = reinterpret_cast<raw_run_fn>(table_->run)(&request, &host);
     } else if (!vjp_) {
       return Unsupported{"the plugin has no vjp entry"};  // supports() says so first
     } else {
@@ -225,7 +230,7 @@ class PluginBackend final : public Backend {
                                      g.bytes().empty() ? kEmpty : g.bytes().data(), nullptr};
       state.vjp = true;
       state.due = c.inputs.size();
-      status = vjp_(&request, &cotangent, &host);
+      status = reinterpret_cast<raw_vjp_fn>(vjp_)(&request, &cotangent, &host);
     }
 
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
@@ -248,7 +253,7 @@ class PluginBackend final : public Backend {
       case EINFUZZ_ERROR: return Rejected{state.code, state.message};
       case EINFUZZ_UNSUPPORTED: return Unsupported{state.message};
     }
-    return Fault{FaultKind::protocol, "run returned the unknown status " + std::to_string(static_cast<int>(status))};
+    return Fault{FaultKind::protocol, "run returned the unknown status " + std::to_string(status)};
   }
 
  private:

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <span>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "einfuzz/backends/eigen.hpp"
@@ -214,7 +216,13 @@ TEST(StoredDivergences, ReproduceWithTheirRecordedVerdict) {
     ASSERT_TRUE(c.ok()) << render(c.error());
     const std::string backend_name = origin_field(*c, "backend");
     auto backend = make_builtin_backend(backend_name, RunOptions{});
-    ASSERT_NE(backend, nullptr) << backend_name;
+    if (backend == nullptr) {
+      // A backend this build or machine lacks (torch without libtorch, numpy without python3-numpy)
+      // is skipped, unless scripts/test.sh's setup promised every backend.
+      const char* all = std::getenv("EINFUZZ_REQUIRE_ALL_BACKENDS");
+      ASSERT_FALSE(all != nullptr && std::string_view(all) == "1") << backend_name << " is not available";
+      continue;
+    }
     const Verdict v = test::run_on(*c, *backend, test::as_recorded(*c));
     EXPECT_EQ(v.label(), origin_field(*c, "verdict")) << test::explain(v);
     if (origin_profile(*c)) {  // a profile surprise, not a bug: the declared profile holds

@@ -25,10 +25,15 @@ def main():
         for i in req.get("inputs", []):
             read_exact(elements(i["shape"]) * size)
         pattern = req.get("pattern", "")
-        if req.get("op") != "einsum" or "..." in pattern or "(" in pattern or size == 0:
+        # Without "->" (libFuzzer's first input, the empty one, decodes to the pattern ""): unsupported too.
+        if req.get("op") != "einsum" or "..." in pattern or "(" in pattern or "->" not in pattern or size == 0:
             send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
             continue
         lhs, rhs = pattern.split("->")
+        if len(lhs.split(",")) != len(req.get("inputs", [])) or not req.get("inputs"):
+            # Not a well-formed plain einsum (libFuzzer's shortest seeds, e.g. "->" with no operand).
+            send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
+            continue
         lengths = {}
         for operand, inp in zip(lhs.split(","), req["inputs"]):
             for label, length in zip(operand.split(), inp["shape"]):

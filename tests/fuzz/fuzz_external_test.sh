@@ -39,14 +39,19 @@ expect() {
 }
 
 # The replay binary's summary line; libFuzzer's -runs=0 prints its own.
-if [ ${#replay_args[@]} -eq 0 ]; then done_line="without a finding"; else done_line="Done"; fi
+# libFuzzer given files rather than a directory runs each once and prints "Executed <file>" instead.
+if [ ${#replay_args[@]} -eq 0 ]; then
+  done_line="without a finding" files_done_line="without a finding"
+else
+  done_line="Done" files_done_line="Executed"
+fi
 
 case "$check" in
   cmd-numpy)
     # A PROTOCOL A backend: the numpy reference client. Only the generated hand-made seeds: the
     # stored corpus holds numpy's recorded divergences (corpus/divergences/), findings by design, and
     # the client cannot build the regression seed's input (dimensions whose product overflows).
-    expect 0 "$done_line" "cmd:$python $src/clients/numpy_backend.py" "$bin" "$src"/fuzz/seeds/fuzz_external/generated-*
+    expect 0 "$files_done_line" "cmd:$python $src/clients/numpy_backend.py" "$bin" "$src"/fuzz/seeds/fuzz_external/generated-*
     ;;
   catches-wrong-cmd)
     # tests/cli/zero_backend.py answers zeros for every plain einsum: a mismatch on the seed corpus.

@@ -27,26 +27,9 @@ class PlantedBugBackend final : public Backend {
   std::string_view name() const override { return name_; }
   const Capabilities& capabilities() const override { return caps_; }
 
-  BackendResult run(const Case& c) override {
-    if (c.op != Op::einsum) return Unsupported{"planted bugs evaluate einsums only"};
-    std::vector<Shape> shapes;
-    for (const Tensor& t : c.inputs) {
-      if (t.dtype() != c.dtype) return Rejected{"invalidArgument", "an input's dtype differs from the case's"};
-      shapes.push_back(t.shape());
-    }
-    // Only core: the same source also builds the planted plugins (tests/harness/planted_plugin.cpp).
-    auto checked = check_einsum(c.pattern, shapes);
-    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    const CheckedEinsum& e = *checked;
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
-      using T = decltype(tag);
-      if constexpr (std::is_same_v<T, Bool8>) {
-        return Unsupported{"bool"};
-      } else {
-        return evaluate<T>(e, c.inputs);
-      }
-    });
-  }
+  // Defined after the class: clang 14 left the member templates this calls (through visit_dtype's
+  // generic lambda) uninstantiated when the body was inline here (-Wundefined-internal, a link error).
+  BackendResult run(const Case& c) override;
 
  private:
   template <class T>
@@ -96,6 +79,27 @@ class PlantedBugBackend final : public Backend {
   std::string name_;
   Capabilities caps_;
 };
+
+BackendResult PlantedBugBackend::run(const Case& c) {
+  if (c.op != Op::einsum) return Unsupported{"planted bugs evaluate einsums only"};
+  std::vector<Shape> shapes;
+  for (const Tensor& t : c.inputs) {
+    if (t.dtype() != c.dtype) return Rejected{"invalidArgument", "an input's dtype differs from the case's"};
+    shapes.push_back(t.shape());
+  }
+  // Only core: the same source also builds the planted plugins (tests/harness/planted_plugin.cpp).
+  auto checked = check_einsum(c.pattern, shapes);
+  if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+  const CheckedEinsum& e = *checked;
+  return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, Bool8>) {
+      return Unsupported{"bool"};
+    } else {
+      return evaluate<T>(e, c.inputs);
+    }
+  });
+}
 
 }  // namespace
 

@@ -39,21 +39,9 @@ class PlantedVjpBackend final : public Backend {
   std::string_view name() const override { return name_; }
   const Capabilities& capabilities() const override { return caps_; }
 
-  BackendResult run(const Case& c) override {
-    if (!c.is_vjp()) return Unsupported{"planted VJP bugs answer VJP cases only"};
-    auto checked = check_case(c, Limits{});
-    if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
-    return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
-      using T = decltype(tag);
-      if constexpr (!std::is_floating_point_v<T>) {
-        return Unsupported{"VJPs are f32/f64 only"};
-      } else if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
-        return Gradients{einsum_vjp<T>(*e, c.inputs, *c.cotangent)};
-      } else {
-        return Gradients{{reduce_vjp<T>(std::get<CheckedReduce>(*checked), c.inputs[0], *c.cotangent)}};
-      }
-    });
-  }
+  // Defined after the class: clang 14 left the member templates this calls (through visit_dtype's
+  // generic lambda) uninstantiated when the body was inline here (-Wundefined-internal, a link error).
+  BackendResult run(const Case& c) override;
 
  private:
   template <class T>
@@ -191,6 +179,22 @@ class PlantedVjpBackend final : public Backend {
   std::string name_;
   Capabilities caps_;
 };
+
+BackendResult PlantedVjpBackend::run(const Case& c) {
+  if (!c.is_vjp()) return Unsupported{"planted VJP bugs answer VJP cases only"};
+  auto checked = check_case(c, Limits{});
+  if (!checked) return Rejected{std::string(code_name(checked.error().code)), checked.error().message};
+  return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
+    using T = decltype(tag);
+    if constexpr (!std::is_floating_point_v<T>) {
+      return Unsupported{"VJPs are f32/f64 only"};
+    } else if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
+      return Gradients{einsum_vjp<T>(*e, c.inputs, *c.cotangent)};
+    } else {
+      return Gradients{{reduce_vjp<T>(std::get<CheckedReduce>(*checked), c.inputs[0], *c.cotangent)}};
+    }
+  });
+}
 
 }  // namespace
 
