@@ -25,13 +25,12 @@ def main():
         for i in req.get("inputs", []):
             read_exact(elements(i["shape"]) * size)
         pattern = req.get("pattern", "")
-        # Without "->" (libFuzzer's first input, the empty one, decodes to the pattern ""): unsupported too.
-        if req.get("op") != "einsum" or "..." in pattern or "(" in pattern or "->" not in pattern or size == 0:
-            send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
-            continue
-        lhs, rhs = pattern.split("->")
-        if len(lhs.split(",")) != len(req.get("inputs", [])) or not req.get("inputs"):
-            # Not a well-formed plain einsum (libFuzzer's shortest seeds, e.g. "->" with no operand).
+        inputs = req.get("inputs", [])
+        lhs, arrow, rhs = pattern.partition("->")
+        # Only well-formed plain einsums: libFuzzer's first inputs decode to patterns such as "" and "->"
+        # with no operand, which are unsupported too.
+        if (req.get("op") != "einsum" or "..." in pattern or "(" in pattern or size == 0 or not arrow
+                or not inputs or len(lhs.split(",")) != len(inputs)):
             send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
             continue
         lengths = {}
