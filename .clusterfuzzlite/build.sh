@@ -14,6 +14,11 @@ fi
 build="$WORK/einfuzz-build"
 seeds="$WORK/einfuzz-seeds"
 jobs="${EINFUZZ_JOBS:-$(nproc)}"
+# EINFUZZ_BUILD_TESTS=ON also builds the test suite in this tree, with the same sanitizer flags
+# (.ci/run runs it there, RapidCheck counts scaled to EINFUZZ_RC_SCALE percent): one sanitized build
+# serves both the fuzzers and the suite.
+build_tests="${EINFUZZ_BUILD_TESTS:-OFF}"
+rc_scale="${EINFUZZ_RC_SCALE:-100}"
 targets=()  # every fuzz/<target>.options names one target
 for f in "$src"/fuzz/*.options; do targets+=("$(basename "$f" .options)"); done
 
@@ -29,9 +34,14 @@ cmake -S "$src" -B "$build" "${generator[@]}" \
   -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DEINFUZZ_BUILD_FUZZERS=ON -DEINFUZZ_LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
-  -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS=OFF -DEINFUZZ_BUILD_BENCH=OFF \
+  -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS="$build_tests" -DEINFUZZ_RC_SCALE="$rc_scale" \
+  -DEINFUZZ_BUILD_BENCH=OFF \
   -DEINFUZZ_WITH_TORCH=OFF  # no fuzz target runs torch; its module is the slowest file to compile
-cmake --build "$build" --target einfuzz_fuzzers -j "$jobs"
+if [ "$build_tests" = ON ]; then
+  cmake --build "$build" -j "$jobs"
+else
+  cmake --build "$build" --target einfuzz_fuzzers -j "$jobs"
+fi
 
 # Seed corpora: every stored case file converted per target, plus the hand-made seeds.
 "$build/fuzz/einfuzz_fuzz_seeds" "$seeds" --fresh --copy "$src/fuzz/seeds" "$src/corpus" "$src/fuzz/seeds/fuzz_case"

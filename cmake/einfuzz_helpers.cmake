@@ -54,6 +54,8 @@ set(EINFUZZ_RC_SCALE "100" CACHE STRING "Percentage applied to RapidCheck max_su
 # build's compile time). A test source therefore keeps its helpers in a namespace of its own.
 option(EINFUZZ_UNITY_TESTS "Compile each test executable's sources in unity batches" ON)
 set(EINFUZZ_UNITY_TEST_BATCH "4" CACHE STRING "Test sources per unity batch")
+# Test code's own optimisation (EINFUZZ_TEST_FLAGS, set at the top level once the sanitizer flags are
+# known): the libraries it tests keep the build's flags.
 function(einfuzz_test)
   cmake_parse_arguments(ARG "" "NAME" "SOURCES;DEPS;ENV" ${ARGN})
   if(ARG_ENV MATCHES "max_success=([0-9]+)")
@@ -64,7 +66,7 @@ function(einfuzz_test)
     string(REGEX REPLACE "max_success=[0-9]+" "max_success=${scaled}" ARG_ENV "${ARG_ENV}")
   endif()
   add_executable(${ARG_NAME} ${ARG_SOURCES})
-  target_compile_options(${ARG_NAME} PRIVATE ${EINFUZZ_FP_FLAGS} ${EINFUZZ_WARNINGS})
+  target_compile_options(${ARG_NAME} PRIVATE ${EINFUZZ_FP_FLAGS} ${EINFUZZ_WARNINGS} ${EINFUZZ_TEST_FLAGS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} einfuzz_test_support GTest::gtest_main)
   if(EINFUZZ_UNITY_TESTS)
     set_target_properties(${ARG_NAME} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${EINFUZZ_UNITY_TEST_BATCH})

@@ -213,14 +213,12 @@ class PluginBackend final : public Backend {
     state.limits = &options_.limits;
     state.out_dtype = c.op == Op::reduce && (reduction == "any" || reduction == "all") ? DType::boolean : c.dtype;
     einfuzz_host host{&state, &HostState::alloc_output, &HostState::set_message};
-    // run and vjp return einfuzz_status, a C enum, which the C ABI passes as an int. A faulty plugin may
-    // return any int, and reading that as the C++ enum (whose values are 0..3) is undefined behaviour
-    // (UBSan's -fsanitize=enum stops there), so the harness reads the int and judges it.
-    using raw_run_fn = int (*)(const einfuzz_request*, const einfuzz_host*);
-    using raw_vjp_fn = int (*)(const einfuzz_request*, const einfuzz_tensor*, const einfuzz_host*);
+    // A faulty plugin may return any int: plugin.h fixes einfuzz_status's underlying type to int in
+    // C++, so every value is one of the type (without it, 42 would be undefined behaviour: UBSan's
+    // -fsanitize=enum), and the call goes through the function's own type (-fsanitize=function).
     int status = EINFUZZ_UNSUPPORTED;
     if (!c.is_vjp()) {
-      status = reinterpret_cast<raw_run_fn>(table_->run)(&request, &host);
+      status = static_cast<int>(table_->run(&request, &host));
     } else if (!vjp_) {
       return Unsupported{"the plugin has no vjp entry"};  // supports() says so first
     } else {
@@ -230,7 +228,7 @@ class PluginBackend final : public Backend {
                                      g.bytes().empty() ? kEmpty : g.bytes().data(), nullptr};
       state.vjp = true;
       state.due = c.inputs.size();
-      status = reinterpret_cast<raw_vjp_fn>(vjp_)(&request, &cotangent, &host);
+      status = static_cast<int>(vjp_(&request, &cotangent, &host));
     }
 
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {

@@ -53,8 +53,14 @@ typedef enum einfuzz_dtype {
   EINFUZZ_BF16 = 6
 } einfuzz_dtype;
 
-/** What `run` concluded (PROTOCOL A §3: ok / error / unsupported). */
+/** What `run` concluded (PROTOCOL A §3: ok / error / unsupported). In C++ its underlying type is
+ *  fixed to int (the type a C enum passes as), so that any value a faulty plugin returns is a value
+ *  of the type, which the harness can read and judge. */
+#ifdef __cplusplus
+typedef enum einfuzz_status : int {
+#else
 typedef enum einfuzz_status {
+#endif
   EINFUZZ_OK = 0,          /**< the output was allocated through alloc_output and filled */
   EINFUZZ_ERROR = 1,       /**< the plugin rejects the case (its own diagnostic) */
   EINFUZZ_UNSUPPORTED = 2  /**< outside what the plugin implements: never a disagreement */
