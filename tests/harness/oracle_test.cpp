@@ -266,5 +266,17 @@ TEST(OracleExact, HandPickedValues) {
   EXPECT_FALSE(s.elements[0].exact.is_zero());
 }
 
+// An empty output whose contraction is long (a size-1 axis broadcast against 2^35 - 1): the
+// checker bounds output × contraction, which is 0, so the oracle must size nothing by the contraction
+// alone. It reserved 2^35 terms, and the std::bad_alloc was a harness bug (fuzz_einsum_diff in CI;
+// corpus/regressions/einsum-empty-output-long-contraction.case.json is that input).
+TEST(OracleExact, AnEmptyOutputSizesNothingByItsContraction) {
+  const std::int64_t j = (std::int64_t{1} << 35) - 1;
+  const Case c = einsum_case("i j, j k -> i k", DType::f64, {{{2, 1}, "5, 6"}, {{j, 0}, ""}});
+  const MultisetEinsum m = einsum_truth(c);
+  EXPECT_TRUE(m.elements.empty());
+  EXPECT_EQ(m.rounded.shape(), (Shape{2, 0}));
+}
+
 }  // namespace
 }  // namespace einfuzz
