@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#if defined(__x86_64__)
+#include <immintrin.h>  // the AVX2 micro-kernel's broadcasts
+#endif
 #include <memory>
 #include <type_traits>
 
@@ -114,9 +117,15 @@ namespace baseline {
 #define EINFUZZ_GEMM_AVX2 1
 #pragma GCC push_options
 #pragma GCC target("avx2")
+// GCC's target pragma does not define __AVX__; clang ignores the pragma (its AVX intrinsics would not
+// compile here), so the broadcast intrinsics are GCC's only.
+#if !defined(__clang__)
+#define EINFUZZ_GEMM_MICRO_AVX 1
+#endif
 namespace avx2 {
 #include "gemm_micro.inc"
 }  // namespace avx2
+#undef EINFUZZ_GEMM_MICRO_AVX
 #pragma GCC pop_options
 #endif
 
