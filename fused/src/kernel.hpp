@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "einfuzz/core/scalar.hpp"
@@ -191,6 +193,15 @@ struct AnyOps {
   static void table_pass(T* acc, const LoopNest& nest, const T* const* x, const std::int64_t* base,
                          const std::int64_t* lane_step, const std::int64_t* table, std::int64_t count) noexcept {
     const int n = nest.operands;
+    if constexpr (W > 1) {
+      // Only the last operand moves along the tile (a chain's last factor): the lanes share the
+      // product of the others. Computing it once per term is the same multiplications, in the same
+      // order, for every lane.
+      if (nest.lane_shared == n - 1) {
+        if (lane_step[n - 1] == 1) return shared_table_pass<W, T, Lane::unit>(acc, n, x, base, lane_step, table, count);
+        return shared_table_pass<W, T, Lane::any>(acc, n, x, base, lane_step, table, count);
+      }
+    }
     T a[W];
     for (int l = 0; l < W; ++l) a[l] = acc[l];
     for (std::int64_t c = 0; c < count; ++c, table += n) {
@@ -203,6 +214,25 @@ struct AnyOps {
   }
 
  private:
+  /// table_pass when operands 0 .. n-2 read the same element in every lane and operand n-1 moves as K.
+  template <int W, class T, Lane K>
+  static void shared_table_pass(T* acc, int n, const T* const* x, const std::int64_t* base,
+                                const std::int64_t* lane_step, const std::int64_t* table,
+                                std::int64_t count) noexcept {
+    const int last = n - 1;
+    const T* moving = x[last] + base[last];
+    const std::int64_t step = lane_step[last];
+    T a[W];
+    for (int l = 0; l < W; ++l) a[l] = acc[l];
+    for (std::int64_t c = 0; c < count; ++c, table += n) {
+      T shared = x[0][base[0] + table[0]];
+      for (int k = 1; k < last; ++k) shared = scalar_mul_ieee(shared, x[k][base[k] + table[k]]);
+      const T* row = moving + table[last];
+      for (int l = 0; l < W; ++l) a[l] = scalar_add_ieee(a[l], scalar_mul_ieee(shared, lane_load<K>(row, 0, step, l)));
+    }
+    for (int l = 0; l < W; ++l) acc[l] = a[l];
+  }
+
   /// The operands that move along the innermost loop, after the hoisted prefix.
   template <class T>
   struct Args {
@@ -299,6 +329,42 @@ inline std::uint32_t is_nan_bits(T v) noexcept {
   }
 }
 
+/// Whether some of y[0 .. count) is a NaN: four vectors of 16 bytes per step, each lane's `v != v`
+/// ORed into a mask (cmpneq/or on SSE2), so the test costs about a load per 16 bytes.
+template <class T>
+bool any_nan_ieee(const T* y, std::int64_t count) noexcept {
+  constexpr int kLanes = 16 / sizeof(T);
+  using Vec [[gnu::vector_size(16)]] = T;
+  using Mask = decltype(Vec{} != Vec{});
+  Mask m0{}, m1{}, m2{}, m3{};
+  std::int64_t i = 0;
+  for (; i + 4 * kLanes <= count; i += 4 * kLanes) {
+    Vec v[4];
+    std::memcpy(v, y + i, sizeof v);
+    m0 |= v[0] != v[0];
+    m1 |= v[1] != v[1];
+    m2 |= v[2] != v[2];
+    m3 |= v[3] != v[3];
+  }
+  const Mask m = (m0 | m1) | (m2 | m3);
+  bool nan = false;
+  for (int l = 0; l < kLanes; ++l) nan |= m[l] != 0;
+  for (; i < count; ++i) nan |= y[i] != y[i];
+  return nan;
+}
+
+/// Whether some of y[0 .. count) is a NaN (f16/bf16: or an infinity, as is_nan_bits).
+template <class T>
+bool any_nan(const T* y, std::int64_t count) noexcept {
+  if constexpr (is_rounded_v<T>) {
+    std::uint32_t nan = 0;
+    for (std::int64_t i = 0; i < count; ++i) nan |= is_nan_bits(y[i]);
+    return nan != 0;
+  } else {
+    return any_nan_ieee(y, count);
+  }
+}
+
 /// Evaluates W consecutive outputs (lanes) starting at operand offsets `base`; each lane starts at
 /// +0 and adds its own products in row-major contraction order (SEMANTICS §6, §9).
 template <class T, int W, class Ops>
@@ -350,14 +416,17 @@ template <class T, int W, class Ops>
              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
   if constexpr (W > 1 && Ops::kElementwiseRows) {
     if (nest.con_loops == 1 && nest.con_len[0] == 1) {
-      // An integer OR of the NaN test on the bits, kept local, so that the loop still vectorises.
-      std::uint32_t nan = 0;
-      for (std::int64_t j = 0; j < len; ++j) {
-        const T v = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
-        y[j] = v;
-        nan |= is_nan_bits(v);
+      // Blocks of W outputs: all W read, then all W written, so the compiler keeps a block in
+      // vector registers without proving that y does not alias an operand (no per-row alias check
+      // for rows as short as a small einsum's). The NaN test is left to one pass over the chunk's
+      // outputs (run_chunk_rows).
+      std::int64_t j = 0;
+      for (; j + W <= len; j += W) {
+        T v[W];
+        for (int l = 0; l < W; ++l) v[l] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j + l));
+        for (int l = 0; l < W; ++l) y[j + l] = v[l];
       }
-      scratch.nan |= nan != 0;
+      for (; j < len; ++j) y[j] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
       return;
     }
   }
@@ -383,9 +452,9 @@ template <class T, int W, class Ops>
   }
 }
 
-/// Evaluates output loop 0 over [begin, end) and every other output loop in full.
+/// Walks output loop 0 over [begin, end) and every other output loop in full, one row at a time.
 template <class T, int W, class Ops>
-void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
+[[gnu::always_inline]] inline void run_rows(const ChunkArgs<T>& args, Scratch& scratch) {
   const LoopNest& nest = *args.nest;
   // A fixed operand count is a constant, so the offset updates unroll.
   const auto n = static_cast<std::size_t>(Ops::kCount > 0 ? Ops::kCount : nest.operands);
@@ -428,6 +497,24 @@ void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
       index[i] = 0;
       for (std::size_t k = 0; k < n; ++k) row[k] -= nest.out_len[i] * step[k];
       y -= nest.out_len[i] * nest.out_ystep[i];
+    }
+  }
+}
+
+/// Evaluates output loop 0 over [begin, end) and every other output loop in full.
+template <class T, int W, class Ops>
+void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
+  run_rows<T, W, Ops>(args, scratch);
+  if constexpr (W > 1 && Ops::kElementwiseRows && (is_float_type_v<T> || is_rounded_v<T>)) {
+    // One f32/f64 operand: every output is +0 + x, whose NaN (if any) is x's as scalar_add returns
+    // it, so there is nothing to repair. With more operands a product of two NaNs may be either.
+    // (f16/bf16 outputs are tested always: their repair re-evaluates in the 16-bit format.)
+    const LoopNest& nest = *args.nest;
+    if ((Ops::kCount > 1 || is_rounded_v<T>) && nest.con_loops == 1 && nest.con_len[0] == 1) {
+      // The elementwise rows wrote without a NaN test: the chunk's outputs, a contiguous range of
+      // y, are tested in one pass.
+      const std::int64_t first = args.begin * nest.out_ystep[0];
+      scratch.nan |= any_nan(args.output + first, (args.end - args.begin) * nest.out_ystep[0]);
     }
   }
 }

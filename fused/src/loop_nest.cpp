@@ -101,6 +101,11 @@ LoopNest::LoopNest(const EinsumPlan& plan) {
   const std::int64_t* inner = nest.con_steps(nest.con_loops - 1);
   if (nest.con_len[nest.con_loops - 1] > 1)
     while (nest.hoisted + 1 < nest.operands && inner[nest.hoisted] == 0) ++nest.hoisted;
+
+  // Likewise along the tile: the leading operands every lane of a tile reads alike.
+  const std::int64_t* tile = nest.out_steps(nest.out_loops - 1);
+  if (nest.out_len[nest.out_loops - 1] > 1)
+    while (nest.lane_shared + 1 < nest.operands && tile[nest.lane_shared] == 0) ++nest.lane_shared;
 }
 
 }  // namespace einfuzz::fused::detail

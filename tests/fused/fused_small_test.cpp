@@ -5,7 +5,11 @@
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
 
+#include <bit>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
+#include <utility>
 #include <iterator>
 #include <random>
 #include <string>
@@ -39,6 +43,12 @@ const SmallForm kForms[] = {
     {"a b c, c b, b -> a", [](auto p, auto q, auto r, auto) { return std::vector<Shape>{{p, q, r}, {r, q}, {q}}; }},
     {"a b, b c, c d, d e -> a e",
      [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{p, q}, {q, r}, {r, s}, {s, p}}; }},
+    // Chains whose last operand alone moves along the tile (the lanes share the others' product),
+    // with unit and strided lanes, and one whose first operand moves too.
+    {"a b, b c, c d, e d -> a e",
+     [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{p, q}, {q, r}, {r, s}, {p, s}}; }},
+    {"b a, b c, c d, d a -> a",
+     [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{q, p}, {q, r}, {r, s}, {s, p}}; }},
     {"a b, b c, c d, d e, e a -> a",
      [](auto p, auto q, auto r, auto s) { return std::vector<Shape>{{p, q}, {q, r}, {r, s}, {s, p}, {p, p}}; }},
     // Two output loops (rows without the odometer), strided, broadcast and diagonal reads.
@@ -98,6 +108,65 @@ TEST(FusedSmall, TableContractionOffsetsAreRowMajor) {
   const LoopNest nest(fused::compile(e));
   const std::vector<std::int64_t> want{0, 0, 1, 2, 2, 4, 3, 1, 4, 3, 5, 5};
   EXPECT_EQ(nest.con_table, want);
+}
+
+TEST(FusedSmall, TheLanesShareTheProductOfAChainsLeadingOperands) {
+  // Only the last factor of a chain moves along the tile axis e; a first factor that moves too
+  // leaves nothing to share.
+  EXPECT_EQ(LoopNest(fused::compile(checked("a b, b c, c d, d e -> a e", {{4, 4}, {4, 4}, {4, 4}, {4, 4}}))).lane_shared, 3);
+  EXPECT_EQ(LoopNest(fused::compile(checked("b a, b c, c d, d a -> a", {{4, 4}, {4, 4}, {4, 4}, {4, 4}}))).lane_shared, 0);
+}
+
+/// `count` values of T: every fourth a NaN with its own payload and sign (quiet or signalling), the
+/// rest small integers.
+template <class T>
+std::vector<T> payload_values(std::int64_t count) {
+  using Bits = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+  constexpr int kMantissa = std::numeric_limits<T>::digits - 1;
+  const Bits exponent = ((Bits{1} << (sizeof(T) * 8 - 1 - kMantissa)) - 1) << kMantissa;
+  std::vector<T> v(static_cast<std::size_t>(count));
+  for (std::int64_t i = 0; i < count; ++i) {
+    if (i % 4 == 1) {
+      const Bits payload = static_cast<Bits>(1 + (i * 2654435761u) % ((Bits{1} << (kMantissa - 1)) - 1));
+      const Bits quiet = (i / 4) % 2 == 0 ? Bits{1} << (kMantissa - 1) : 0;  // else signalling
+      const Bits sign = (i / 8) % 2 == 0 ? Bits{0} : Bits{1} << (sizeof(T) * 8 - 1);
+      v[static_cast<std::size_t>(i)] = std::bit_cast<T>(static_cast<Bits>(sign | exponent | quiet | payload));
+    } else {
+      v[static_cast<std::size_t>(i)] = static_cast<T>(i % 7) - T(3);
+    }
+  }
+  return v;
+}
+
+template <class T>
+void expect_payloads_of_the_reference() {
+  // Single-term contractions (the elementwise rows): one operand (no NaN test needed: +0 + x keeps
+  // x's NaN), and two operands whose products may meet two NaNs (tested after the rows, repaired).
+  const std::vector<std::pair<const char*, std::vector<Shape>>> forms = {
+      {"i i j -> i j", {{5, 5, 19}}}, {"a b -> b a", {{9, 13}}}, {"a b, b -> a b", {{7, 21}, {21}}},
+      {"a b, a b -> a b", {{6, 17}, {6, 17}}}, {"a b, b a -> a b", {{3, 11}, {11, 3}}}};
+  for (const auto& [pattern, shapes] : forms) {
+    const CheckedEinsum e = checked(pattern, shapes);
+    std::vector<Tensor> inputs;
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      std::vector<T> values = payload_values<T>(checked_element_count(shapes[k]).value() + static_cast<std::int64_t>(k));
+      values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));  // operands' NaNs at different places
+      inputs.emplace_back(shapes[k], std::move(values));
+    }
+    const Tensor want = reference::evaluate_einsum(e, inputs);
+    for (int width : {1, 4, 8}) {
+      for (unsigned tasks : {1u, 2u}) {
+        fused::ExecOptions options{tasks, width, tasks};
+        EXPECT_TRUE(test::bitwise_same(want, fused::execute(fused::compile(e), inputs, options), /*strict_nan=*/true))
+            << pattern << " tile " << width << " tasks " << tasks;
+      }
+    }
+  }
+}
+
+TEST(FusedSmall, ElementwiseRowsKeepTheReferencesNanPayloads) {
+  expect_payloads_of_the_reference<float>();
+  expect_payloads_of_the_reference<double>();
 }
 
 }  // namespace
