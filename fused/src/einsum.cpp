@@ -53,13 +53,15 @@ bool max_read_index(const OperandPlan& operand, const EinsumPlan& plan, std::int
   return true;
 }
 
-// Every read is in bounds: O(operands) against the bounds compiled with the plan.
-void check_reads(const detail::CompiledLoops& compiled, std::span<const Tensor> inputs) {
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const std::int64_t last = compiled.last_read[k];
-    if (last < 0 || last >= inputs[k].size())
-      precondition_violated("an input holds fewer elements than its plan reads");
-  }
+/// Operand k's values, after checking that they hold every element its plan reads (O(operands)
+/// against the bounds compiled with the plan).
+template <class T>
+const T* checked_values(const detail::CompiledLoops& compiled, const Tensor& input, std::size_t k) {
+  const std::span<const T> values = input.values<T>();
+  const std::int64_t last = compiled.last_read[k];
+  if (last < 0 || static_cast<std::uint64_t>(last) >= values.size())
+    precondition_violated("an input holds fewer elements than its plan reads");
+  return values.data();
 }
 
 unsigned resolve_threads(unsigned requested) {
@@ -73,21 +75,12 @@ template <class T>
 bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T* const* x, T* y,
          const ExecOptions& options) {
   const detail::LoopNest& nest = compiled.nest;
-  const auto n = static_cast<std::size_t>(nest.operands);
-
-  // Specialise the tile loads on each operand's step along the tile (last) output loop.
-  const std::int64_t* lane_step = nest.out_steps(nest.out_loops - 1);
-  detail::SmallArray<detail::Lane, 16> kinds(n, detail::Unfilled{});
-  for (std::size_t k = 0; k < n; ++k)
-    kinds[k] = lane_step[k] == 0   ? detail::Lane::zero
-               : lane_step[k] == 1 ? detail::Lane::unit
-                                   : detail::Lane::any;
   const detail::GemmShape& gemm = compiled.gemm;
   // The GEMM path's vector micro-kernels have no rounding to a 16-bit format: f16/bf16 GEMMs run
   // through the generic kernels (the same §6 order, so the same bits).
   const bool use_gemm = compiled.is_gemm && !detail::is_rounded_v<T>;
-  const detail::ChunkFn<T> loops =
-      use_gemm ? nullptr : detail::select_chunk_fn<T>(nest.operands, kinds.data(), options.tile_width);
+  // The tile loads are specialised on each operand's step along the tile (last) output loop.
+  const detail::ChunkFn<T> loops = use_gemm ? nullptr : compiled.chunk_fn<T>(options.tile_width);
   const auto chunk = [&](const detail::ChunkArgs<T>& args) {
     if (use_gemm) {
       if constexpr (!detail::is_rounded_v<T>) detail::run_gemm_chunk<T>(gemm, args, options.simd_dispatch);
@@ -97,7 +90,8 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T*
   };
 
   const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
-  const unsigned tasks = chunk_count(plan, options);
+  const bool serial = options.tasks == 1 || (options.tasks == 0 && compiled.serial_by_policy);
+  const unsigned tasks = serial ? 1 : chunk_count(plan, options);
   if (tasks <= 1) {
     bool nan_seen = false;
     chunk({&nest, x, y, 0, nest.out_len[0], &nan_seen});
@@ -182,7 +176,7 @@ Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std
   // through the dtype variant, which costs a small einsum as much as its loops.
   Tensor result(plan.output_shape, std::vector<T>(static_cast<std::size_t>(plan.output_size)));
   detail::SmallArray<const T*, 16> x(inputs.size(), detail::Unfilled{});
-  for (std::size_t k = 0; k < inputs.size(); ++k) x[k] = inputs[k].values<T>().data();
+  for (std::size_t k = 0; k < inputs.size(); ++k) x[k] = checked_values<T>(compiled, inputs[k], k);
   if (run<T>(plan, compiled, x.data(), result.values<T>().data(), options)) {
     repair_nan_payloads<T>(plan, inputs, result);
   }
@@ -200,7 +194,7 @@ Tensor finish_half(const EinsumPlan& plan, const detail::CompiledLoops& compiled
   std::vector<std::vector<R>> wide(inputs.size());
   detail::SmallArray<const R*, 16> x(inputs.size(), detail::Unfilled{});
   for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const auto v = inputs[k].values<H>();
+    const std::span<const H> v(checked_values<H>(compiled, inputs[k], k), inputs[k].values<H>().size());
     wide[k].resize(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) wide[k][i] = R::of(v[i]);
     x[k] = wide[k].data();
@@ -219,6 +213,16 @@ namespace detail {
 
 CompiledLoops::CompiledLoops(const EinsumPlan& plan) : nest(plan) {
   is_gemm = match_gemm(nest, gemm);
+  const std::int64_t* lane_step = nest.out_steps(nest.out_loops - 1);
+  lane_kinds.resize_unfilled(static_cast<std::size_t>(nest.operands));
+  for (int k = 0; k < nest.operands; ++k)
+    lane_kinds[static_cast<std::size_t>(k)] = lane_step[k] == 0   ? Lane::zero
+                                              : lane_step[k] == 1 ? Lane::unit
+                                                                  : Lane::any;
+  const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
+  std::int64_t work = 0;
+  if (__builtin_mul_overflow(plan.output_size, plan.contraction_size, &work)) work = INT64_MAX;
+  serial_by_policy = task_count(outer, work, 2) <= 1;
   last_read.reserve(plan.operands.size());
   for (const OperandPlan& operand : plan.operands) {
     std::int64_t last = 0;
@@ -257,7 +261,6 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
     local = std::make_unique<const detail::CompiledLoops>(plan);
     compiled = local.get();
   }
-  check_reads(*compiled, inputs);
   switch (dtype) {  // visit_dtype without the bool case
     case DType::f32: return finish<float>(plan, *compiled, inputs, options);
     case DType::f64: return finish<double>(plan, *compiled, inputs, options);

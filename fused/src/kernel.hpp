@@ -292,23 +292,26 @@ struct AnyOps {
   }
 };
 
-/// Per-chunk bookkeeping, O(rank + operands), inline for small einsums.
-struct Scratch {
-  // Every array is written before it is read (the kernels set each odometer and offset first).
+/// Per-chunk bookkeeping, O(rank + operands): one array, inline for small einsums (a chunk's set-up
+/// is part of a small einsum's cost).
+class Scratch {
+ public:
+  // Every part is written before it is read (the kernels set each odometer and offset first).
   explicit Scratch(const LoopNest& nest)
-      : row(static_cast<std::size_t>(nest.operands), Unfilled{}),
-        tile(static_cast<std::size_t>(nest.operands), Unfilled{}),
-        off(static_cast<std::size_t>(nest.operands), Unfilled{}),
-        inner(static_cast<std::size_t>(nest.operands), Unfilled{}),
-        con_index(nest.con_loops, Unfilled{}),
-        out_index(nest.out_loops, Unfilled{}) {}
-  SmallArray<std::int64_t, 16> row;        ///< operand offsets at the start of the current output row
-  SmallArray<std::int64_t, 16> tile;       ///< operand offsets at lane 0 of the current tile
-  SmallArray<std::int64_t, 16> off;        ///< operand offsets at the current outer contraction position
-  SmallArray<std::int64_t, 16> inner;      ///< operand offsets inside an inner pass (AnyOps)
-  SmallArray<std::int64_t, 8> con_index;   ///< odometer of the outer contraction loops
-  SmallArray<std::int64_t, 8> out_index;   ///< odometer of the outer output loops
-  bool nan = false;                        ///< some output written so far is NaN
+      : n_(static_cast<std::size_t>(nest.operands)),
+        q_(nest.con_loops),
+        buffer_(4 * n_ + q_ + nest.out_loops, Unfilled{}) {}
+  std::int64_t* row() noexcept { return buffer_.data(); }  ///< operand offsets at the start of the current output row
+  std::int64_t* tile() noexcept { return buffer_.data() + n_; }  ///< operand offsets at lane 0 of the current tile
+  std::int64_t* off() noexcept { return buffer_.data() + 2 * n_; }  ///< operand offsets at the current outer contraction position
+  std::int64_t* inner() noexcept { return buffer_.data() + 3 * n_; }  ///< operand offsets inside an inner pass (AnyOps)
+  std::int64_t* con_index() noexcept { return buffer_.data() + 4 * n_; }  ///< odometer of the outer contraction loops
+  std::int64_t* out_index() noexcept { return buffer_.data() + 4 * n_ + q_; }  ///< odometer of the outer output loops
+  bool nan = false;  ///< some output written so far is NaN
+
+ private:
+  std::size_t n_, q_;
+  SmallArray<std::int64_t, 80> buffer_;
 };
 
 /// 1 when `v` may be a NaN (its exponent is all ones: NaN or ±Inf), from its bits: integer
@@ -378,17 +381,17 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
   T acc[W];
   for (int l = 0; l < W; ++l) acc[l] = T{};  // S := +0 in every lane
   if (q == 1) {
-    Ops::template inner_pass<W>(acc, nest, x, base, lane_step, inner_step, inner_len, scratch.inner.data());
+    Ops::template inner_pass<W>(acc, nest, x, base, lane_step, inner_step, inner_len, scratch.inner());
   } else if (!nest.con_table.empty()) {
     const auto count = static_cast<std::int64_t>(nest.con_table.size()) / n;
     Ops::template table_pass<W>(acc, nest, x, base, lane_step, nest.con_table.data(), count);
   } else {
-    std::int64_t* off = scratch.off.data();
-    std::int64_t* index = scratch.con_index.data();
+    std::int64_t* off = scratch.off();
+    std::int64_t* index = scratch.con_index();
     for (int k = 0; k < n; ++k) off[k] = base[k];
     for (std::size_t j = 0; j + 1 < q; ++j) index[j] = 0;
     for (;;) {
-      Ops::template inner_pass<W>(acc, nest, x, off, lane_step, inner_step, inner_len, scratch.inner.data());
+      Ops::template inner_pass<W>(acc, nest, x, off, lane_step, inner_step, inner_len, scratch.inner());
       // Advance the odometer of the outer contraction loops (the last of them moves fastest).
       std::size_t j = q - 1;
       for (; j-- > 0;) {
@@ -431,7 +434,7 @@ template <class T, int W, class Ops>
     }
   }
   const int n = nest.operands;
-  std::int64_t* tile = scratch.tile.data();
+  std::int64_t* tile = scratch.tile();
   std::int64_t j = 0;
   if constexpr (W > 1) {
     for (; j + W <= len; j += W) {
@@ -460,7 +463,7 @@ template <class T, int W, class Ops>
   const auto n = static_cast<std::size_t>(Ops::kCount > 0 ? Ops::kCount : nest.operands);
   const std::size_t r = nest.out_loops;
   const std::int64_t* lane_step = nest.out_steps(r - 1);
-  std::int64_t* row = scratch.row.data();
+  std::int64_t* row = scratch.row();
   for (std::size_t k = 0; k < n; ++k) row[k] = args.begin * nest.out_step[k];
   std::int64_t y = args.begin * nest.out_ystep[0];
 
@@ -481,7 +484,7 @@ template <class T, int W, class Ops>
     return;
   }
   // Odometer over output loops 0 .. r-2 (loop 0 from begin to end); each position is one row.
-  std::int64_t* index = scratch.out_index.data();
+  std::int64_t* index = scratch.out_index();
   index[0] = args.begin;
   for (std::size_t i = 1; i + 1 < r; ++i) index[i] = 0;
   for (;;) {
