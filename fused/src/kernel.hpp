@@ -2,6 +2,9 @@
 #pragma once
 
 #include <bit>
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include <cstddef>
 #include <cstdint>
@@ -332,24 +335,38 @@ inline std::uint32_t is_nan_bits(T v) noexcept {
   }
 }
 
-/// Whether some of y[0 .. count) is a NaN: four vectors of 16 bytes per step, each lane's `v != v`
-/// ORed into a mask (cmpneq/or on SSE2), so the test costs about a load per 16 bytes.
+/// Whether some of y[0 .. count) is a NaN: four vectors of 16 bytes per step, each pair tested in
+/// one unordered compare (true where either is NaN) and ORed into a mask, so the test costs about
+/// a load per 16 bytes.
 template <class T>
 bool any_nan_ieee(const T* y, std::int64_t count) noexcept {
   constexpr int kLanes = 16 / sizeof(T);
   using Vec [[gnu::vector_size(16)]] = T;
   using Mask = decltype(Vec{} != Vec{});
-  Mask m0{}, m1{}, m2{}, m3{};
+  const auto unordered = [](Vec a, Vec b) {
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<T, float>) {
+      return reinterpret_cast<Mask>(_mm_cmpunord_ps(a, b));
+    } else {
+      return reinterpret_cast<Mask>(_mm_cmpunord_pd(a, b));
+    }
+#else
+    return (a != a) | (b != b);
+#endif
+  };
+  Mask m0{}, m1{};
   std::int64_t i = 0;
   for (; i + 4 * kLanes <= count; i += 4 * kLanes) {
-    Vec v[4];
-    std::memcpy(v, y + i, sizeof v);
-    m0 |= v[0] != v[0];
-    m1 |= v[1] != v[1];
-    m2 |= v[2] != v[2];
-    m3 |= v[3] != v[3];
+    // Four named vectors: an array of them was kept on the stack (four dead stores per step).
+    Vec v0, v1, v2, v3;
+    std::memcpy(&v0, y + i, sizeof v0);
+    std::memcpy(&v1, y + i + kLanes, sizeof v1);
+    std::memcpy(&v2, y + i + 2 * kLanes, sizeof v2);
+    std::memcpy(&v3, y + i + 3 * kLanes, sizeof v3);
+    m0 |= unordered(v0, v1);
+    m1 |= unordered(v2, v3);
   }
-  const Mask m = (m0 | m1) | (m2 | m3);
+  const Mask m = m0 | m1;
   bool nan = false;
   for (int l = 0; l < kLanes; ++l) nan |= m[l] != 0;
   for (; i < count; ++i) nan |= y[i] != y[i];
@@ -412,26 +429,25 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
 
 /// One output row along the tile axis: full tiles of W lanes (then one 4-lane tile when W is 8 and
 /// at least 4 outputs remain), the rest through the scalar path. Lanes never mix, so the grouping
-/// cannot change a bit. A single-term contraction needs no accumulators: the row is one
-/// elementwise loop.
-template <class T, int W, class Ops>
+/// cannot change a bit. A single-term contraction (Elementwise) needs no accumulators: the row is
+/// one elementwise loop.
+template <class T, int W, class Ops, bool Elementwise>
 [[gnu::always_inline]] inline void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
-  if constexpr (W > 1 && Ops::kElementwiseRows) {
-    if (nest.con_loops == 1 && nest.con_len[0] == 1) {
-      // Blocks of W outputs: all W read, then all W written, so the compiler keeps a block in
-      // vector registers without proving that y does not alias an operand (no per-row alias check
-      // for rows as short as a small einsum's). The NaN test is left to one pass over the chunk's
-      // outputs (run_chunk_rows).
-      std::int64_t j = 0;
-      for (; j + W <= len; j += W) {
-        T v[W];
-        for (int l = 0; l < W; ++l) v[l] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j + l));
-        for (int l = 0; l < W; ++l) y[j + l] = v[l];
-      }
-      for (; j < len; ++j) y[j] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
-      return;
+  if constexpr (Elementwise) {
+    // Blocks of W outputs: all W read, then all W written, so the compiler keeps a block in
+    // vector registers without proving that y does not alias an operand (no per-row alias check
+    // for rows as short as a small einsum's). The NaN test is left to one pass over the chunk's
+    // outputs (run_chunk_rows): ORing a block's NaN lanes into a mask here made GCC split the
+    // block into scalar and vector parts (5-7x slower).
+    std::int64_t j = 0;
+    for (; j + W <= len; j += W) {
+      T v[W];
+      for (int l = 0; l < W; ++l) v[l] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j + l));
+      for (int l = 0; l < W; ++l) y[j + l] = v[l];
     }
+    for (; j < len; ++j) y[j] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
+    return;
   }
   const int n = nest.operands;
   std::int64_t* tile = scratch.tile();
@@ -456,7 +472,8 @@ template <class T, int W, class Ops>
 }
 
 /// Walks output loop 0 over [begin, end) and every other output loop in full, one row at a time.
-template <class T, int W, class Ops>
+/// Elementwise: every row is a single-term contraction (decided once per chunk, not per row).
+template <class T, int W, class Ops, bool Elementwise>
 [[gnu::always_inline]] inline void run_rows(const ChunkArgs<T>& args, Scratch& scratch) {
   const LoopNest& nest = *args.nest;
   // A fixed operand count is a constant, so the offset updates unroll.
@@ -468,7 +485,7 @@ template <class T, int W, class Ops>
   std::int64_t y = args.begin * nest.out_ystep[0];
 
   if (r == 1) {  // the tile axis is loop 0 itself
-    run_row<T, W, Ops>(nest, args.inputs, row, args.end - args.begin, lane_step, args.output + y,
+    run_row<T, W, Ops, Elementwise>(nest, args.inputs, row, args.end - args.begin, lane_step, args.output + y,
                        scratch);
     return;
   }
@@ -477,7 +494,7 @@ template <class T, int W, class Ops>
     const std::int64_t* step = nest.out_steps(0);
     const std::int64_t ystep = nest.out_ystep[0];
     for (std::int64_t i = args.begin; i < args.end; ++i) {
-      run_row<T, W, Ops>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
+      run_row<T, W, Ops, Elementwise>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
       for (std::size_t k = 0; k < n; ++k) row[k] += step[k];
       y += ystep;
     }
@@ -488,7 +505,7 @@ template <class T, int W, class Ops>
   index[0] = args.begin;
   for (std::size_t i = 1; i + 1 < r; ++i) index[i] = 0;
   for (;;) {
-    run_row<T, W, Ops>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
+    run_row<T, W, Ops, Elementwise>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
     std::size_t i = r - 1;
     for (; i-- > 0;) {
       const std::int64_t* step = nest.out_steps(i);
@@ -507,13 +524,22 @@ template <class T, int W, class Ops>
 /// Evaluates output loop 0 over [begin, end) and every other output loop in full.
 template <class T, int W, class Ops>
 void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
-  run_rows<T, W, Ops>(args, scratch);
+  const LoopNest& nest = *args.nest;
+  const bool elementwise = nest.con_loops == 1 && nest.con_len[0] == 1;
+  if constexpr (W > 1 && Ops::kElementwiseRows) {
+    if (elementwise) {
+      run_rows<T, W, Ops, true>(args, scratch);
+    } else {
+      run_rows<T, W, Ops, false>(args, scratch);
+    }
+  } else {
+    run_rows<T, W, Ops, false>(args, scratch);
+  }
   if constexpr (W > 1 && Ops::kElementwiseRows && (is_float_type_v<T> || is_rounded_v<T>)) {
     // One f32/f64 operand: every output is +0 + x, whose NaN (if any) is x's as scalar_add returns
     // it, so there is nothing to repair. With more operands a product of two NaNs may be either.
     // (f16/bf16 outputs are tested always: their repair re-evaluates in the 16-bit format.)
-    const LoopNest& nest = *args.nest;
-    if ((Ops::kCount > 1 || is_rounded_v<T>) && nest.con_loops == 1 && nest.con_len[0] == 1) {
+    if ((Ops::kCount > 1 || is_rounded_v<T>) && elementwise) {
       // The elementwise rows wrote without a NaN test: the chunk's outputs, a contiguous range of
       // y, are tested in one pass.
       const std::int64_t first = args.begin * nest.out_ystep[0];
@@ -525,7 +551,21 @@ void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
 /// run_chunk_rows, then reports whether the chunk wrote a NaN.
 template <class T, int W, class Ops>
 void run_chunk(const ChunkArgs<T>& args) {
-  Scratch scratch(*args.nest);
+  const LoopNest& nest = *args.nest;
+  if constexpr (Ops::kCount > 0) {
+    if (nest.single_fold) {
+      // The whole einsum is one fold from offsets 0: no row, tile or scratch set-up (which cost
+      // a small dot or trace more than its terms).
+      const std::int64_t origin[Ops::kCount] = {};
+      T acc[1] = {T{}};
+      Ops::Scalar::template inner_pass<1>(acc, nest, args.inputs, origin, nest.out_steps(0), nest.con_steps(0),
+                                          nest.con_len[0], nullptr);
+      args.output[0] = acc[0];
+      *args.nan_seen = acc[0] != acc[0];
+      return;
+    }
+  }
+  Scratch scratch(nest);
   run_chunk_rows<T, W, Ops>(args, scratch);
   *args.nan_seen = scratch.nan;
 }

@@ -106,6 +106,8 @@ LoopNest::LoopNest(const EinsumPlan& plan) {
   const std::int64_t* tile = nest.out_steps(nest.out_loops - 1);
   if (nest.out_len[nest.out_loops - 1] > 1)
     while (nest.lane_shared + 1 < nest.operands && tile[nest.lane_shared] == 0) ++nest.lane_shared;
+
+  nest.single_fold = nest.out_loops == 1 && nest.out_len[0] == 1 && nest.con_loops == 1;
 }
 
 }  // namespace einfuzz::fused::detail

@@ -71,6 +71,9 @@ struct LoopNest {
   SmallArray<std::int64_t, 64> con_step;  ///< [loop * n + k]: operand k's step along contraction loop `loop`
   int hoisted = 0;  ///< leading operands that do not move along the innermost contraction loop (< n)
   int lane_shared = 0;  ///< leading operands that do not move along the tile (last output) loop (< n)
+  /// One output element and one contraction loop (a dot, a trace, a full sum): the einsum is a
+  /// single §6 fold.
+  bool single_fold = false;
   /// Small contractions of several loops (at most kMaxConTable entries): [c * n + k] is operand k's
   /// offset at flat contraction index c, row-major, so a tile walks C as one flat loop (§9) instead
   /// of an odometer whose passes are a few terms long. Empty otherwise.
