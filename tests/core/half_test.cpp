@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "einfuzz/core/case.hpp"
@@ -96,6 +97,35 @@ RC_GTEST_PROP(Half, AnyDoubleRoundsOnceLikeTheReference, (std::uint64_t bits, in
                               (scale % 300) - 160);
   expect_double_rounds_like_the_reference<Float16>(x);
   expect_double_rounds_like_the_reference<BFloat16>(x);
+}
+
+// Doubles one double ulp either side of every midpoint (a sticky bit far below binary32's) and
+// of every 16-bit value, positive and negative, the overflow threshold too: the reference's exact
+// rounding is the answer.
+template <class T>
+void expect_double_ties_round_like_the_reference() {
+  for (std::uint32_t b = 0; b < 0xffff; ++b) {
+    const double v = static_cast<float>(T::from_bits(static_cast<std::uint16_t>(b)));
+    double next = static_cast<float>(T::from_bits(static_cast<std::uint16_t>(b + 1)));
+    // Past the largest value, the next "value" is 2^(emax+1): its midpoint is where overflow starts.
+    if (std::isinf(next)) next = std::ldexp(1.0, std::numeric_limits<T>::max_exponent);
+    if (!std::isfinite(v) || std::isnan(next) || std::signbit(v) || v >= next) continue;
+    const double mid = (v + next) / 2;  // exact: v and next are 16-bit values, a double has room
+    for (double x : {mid, std::nextafter(mid, 0.0), std::nextafter(mid, next), std::nextafter(v, 0.0),
+                     std::nextafter(v, next)}) {
+      for (double y : {x, -x}) {
+        const std::uint16_t ours = T(y).bits();
+        const std::uint16_t exact =
+            y == 0 ? T(y).bits() : reference::Dyadic::of(y).round<T>(reference::Rounding::nearest_even).bits();
+        ASSERT_EQ(ours, exact) << "x = " << std::hexfloat << y;
+      }
+    }
+  }
+}
+
+TEST(Half, DoublesAtTiesRoundOnceLikeTheReference) {
+  expect_double_ties_round_like_the_reference<Float16>();
+  expect_double_ties_round_like_the_reference<BFloat16>();
 }
 
 TEST(Half, ArithmeticIsOneFloatOperationRoundedOnce) {

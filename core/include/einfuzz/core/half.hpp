@@ -26,20 +26,27 @@ std::uint16_t round_to_bits16(double x) noexcept {
   constexpr std::uint32_t kHidden = 1u << (P - 1);
   const auto db = std::bit_cast<std::uint64_t>(x);
   const auto sign = static_cast<std::uint16_t>((db >> 63) << 15);
-  if (std::isnan(x)) {
+  const std::uint64_t magnitude = db & 0x7fffffffffffffffULL;
+  if (magnitude > 0x7ff0000000000000ULL) {  // NaN
     const auto payload = static_cast<std::uint16_t>((db >> (52 - (P - 1))) & (kHidden - 1));
     return static_cast<std::uint16_t>(sign | kExpMask | payload | (kHidden >> 1));
   }
-  const double a = std::fabs(x);
-  if (a == 0) return sign;
-  if (std::isinf(a)) return static_cast<std::uint16_t>(sign | kExpMask);
-  const int e = std::ilogb(a);
+  if (magnitude == 0x7ff0000000000000ULL) return static_cast<std::uint16_t>(sign | kExpMask);
+  // Every subnormal double (and 0) lies below half the formats' smallest subnormal: it rounds to ±0.
+  const auto biased = static_cast<int>(magnitude >> 52);
+  if (biased == 0) return sign;
+  // |x| = significand · 2^(e − 52) with the hidden bit set, e = floor(log2 |x|).
+  const int e = biased - 1023;
   if (e > kEmax) return static_cast<std::uint16_t>(sign | kExpMask);
+  const std::uint64_t significand = (magnitude & 0x000fffffffffffffULL) | (std::uint64_t{1} << 52);
   const int q = (e < kEmin ? kEmin : e) - (P - 1);  // the exponent of one unit in the last place
-  const double n = std::ldexp(a, -q);               // exact: a power-of-two scaling into [0, 2^P)
-  double whole = std::floor(n);
-  const double frac = n - whole;  // exact
-  if (frac > 0.5 || (frac == 0.5 && std::fmod(whole, 2.0) == 1.0)) whole += 1;
+  const int drop = q - (e - 52);                     // significand bits below that unit: >= 53 − P
+  // Below half a unit (significand < 2^53 <= 2^(drop − 1)): rounds to ±0.
+  if (drop > 53) return sign;
+  std::uint64_t whole = significand >> drop;
+  const std::uint64_t rest = significand & ((std::uint64_t{1} << drop) - 1);
+  const std::uint64_t half = std::uint64_t{1} << (drop - 1);
+  if (rest > half || (rest == half && (whole & 1) != 0)) whole += 1;  // nearest, ties to even
   auto m = static_cast<std::uint32_t>(whole);
   int exponent = q + (P - 1);
   if (m == (kHidden << 1)) {  // rounded up to the next binade
