@@ -4,31 +4,9 @@
 namespace einfuzz {
 
 std::size_t ChoiceSource::choose_weighted(std::span<const std::uint32_t> weights) {
-  std::uint64_t total = 0;
-  for (std::uint32_t w : weights) total += w;
-  if (total == 0) return 0;
-  std::uint64_t r = choose(total);
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    if (r < weights[i]) return i;
-    r -= weights[i];
-  }
-  return 0;  // unreachable: r < total
+  const std::uint64_t total = detail::weight_total(weights);
+  return total == 0 ? 0 : detail::weighted_index(weights, choose(total));
 }
-
-std::int64_t ChoiceSource::between(std::int64_t lo, std::int64_t hi) {
-  return lo + static_cast<std::int64_t>(choose(static_cast<std::uint64_t>(hi - lo) + 1));
-}
-
-bool ChoiceSource::chance(std::uint64_t num, std::uint64_t den) {
-  if (num == 0) return false;
-  if (num >= den) return true;
-  const std::uint32_t weights[] = {static_cast<std::uint32_t>(den - num), static_cast<std::uint32_t>(num)};
-  return choose_weighted(weights) == 1;
-}
-
-std::uint64_t SeededChoices::choose(std::uint64_t n) { return n <= 1 ? 0 : rng_->below(n); }
-
-std::uint64_t SeededChoices::bits() { return rng_->next(); }
 
 std::uint64_t ByteChoices::choose(std::uint64_t n) {
   if (n <= 1) return 0;

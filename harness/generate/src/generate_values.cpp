@@ -30,8 +30,8 @@ T from_bits(std::uint64_t bits) {
 }
 
 /// NaNs other than the default quiet one: payloads, the sign bit, a signalling NaN.
-template <class T>
-T nan_with_payload(ChoiceSource& s) {
+template <class T, class S>
+T nan_with_payload(S& s) {
   if constexpr (std::is_same_v<T, Float16>) {
     static constexpr std::uint16_t kNans[] = {0x7e01u, 0xfe00u, 0x7c01u, 0x7fffu, 0xfeefu};
     return from_bits<T>(kNans[s.choose(std::size(kNans))]);
@@ -48,14 +48,14 @@ T nan_with_payload(ChoiceSource& s) {
   }
 }
 
-template <class T>
-T edge_float(ChoiceSource& s) {
+template <class T, class S>
+T edge_float(S& s) {
   static const std::vector<T> edges = edge_values<T>();
   return s.chance(1, 6) ? nan_with_payload<T>(s) : edges[s.choose(edges.size())];
 }
 
-template <class T>
-T wide_exponent(ChoiceSource& s) {
+template <class T, class S>
+T wide_exponent(S& s) {
   using L = std::numeric_limits<T>;
   const int e = static_cast<int>(s.between(L::min_exponent - L::digits, L::max_exponent - 1));
   // static_cast: for the 16-bit formats ldexp computes in float, and the value rounds once here.
@@ -63,14 +63,14 @@ T wide_exponent(ChoiceSource& s) {
   return s.chance(1, 2) ? -v : v;
 }
 
-template <class T>
-T fraction(ChoiceSource& s) {
+template <class T, class S>
+T fraction(S& s) {
   return static_cast<T>(s.between(-8, 8)) / static_cast<T>(std::int64_t{1} << s.choose(3));
 }
 
 /// A term that cancels against others: ±2^(p..p+8) (adding 1 to it is lost), its negation, or 1.
-template <class T>
-T cancellation(ChoiceSource& s, std::span<const T> earlier) {
+template <class T, class S>
+T cancellation(S& s, std::span<const T> earlier) {
   switch (s.choose(4)) {
     case 0: return T(1);
     case 1:
@@ -87,8 +87,8 @@ T cancellation(ChoiceSource& s, std::span<const T> earlier) {
   }
 }
 
-template <class T>
-T draw_float(ChoiceSource& s, Profile profile, std::span<const T> earlier) {
+template <class T, class S>
+T draw_float(S& s, Profile profile, std::span<const T> earlier) {
   switch (profile) {
     case Profile::small_integers: return static_cast<T>(s.between(-4, 4));
     case Profile::fractions: return fraction<T>(s);
@@ -110,8 +110,8 @@ T draw_float(ChoiceSource& s, Profile profile, std::span<const T> earlier) {
   }
 }
 
-template <class T>
-T draw_integer(ChoiceSource& s, Profile profile) {
+template <class T, class S>
+T draw_integer(S& s, Profile profile) {
   using L = std::numeric_limits<T>;
   static constexpr T kEdges[] = {L::min(), L::max(), T(L::max() / 2 + 1), T(L::min() / 2), T(-1), T(0), T(1),
                                  T(L::min() + 1), T(L::max() - 1)};
@@ -132,8 +132,8 @@ T draw_integer(ChoiceSource& s, Profile profile) {
 /// A run that makes a long sum separate accumulators (ORACLE §8): all ones (the storage format
 /// stops at 2^p: f16 at 2048, bf16 at 256), 1 followed by half-ulps of 1 (each addition a tie that
 /// rounds back to 1), or 2^p followed by ones (saturated from the start).
-template <class T>
-void fill_run(ChoiceSource& s, std::span<T> values) {
+template <class T, class S>
+void fill_run(S& s, std::span<T> values) {
   const T half_ulp = static_cast<T>(std::ldexp(1.0, -std::numeric_limits<T>::digits));
   const T big = static_cast<T>(std::ldexp(1.0, std::numeric_limits<T>::digits));
   const std::uint64_t kind = s.choose(3);
@@ -142,9 +142,10 @@ void fill_run(ChoiceSource& s, std::span<T> values) {
   }
 }
 
-}  // namespace
-
-Tensor generate_values(ChoiceSource& s, DType dtype, const Shape& shape) {
+/// generate_values drawing from `S`: ChoiceSource, or the final SeededChoices, whose draws the
+/// compiler can inline (one draw per element is most of a campaign's generation).
+template <class S>
+Tensor values_from(S& s, DType dtype, const Shape& shape) {
   Tensor t(dtype, shape);
   // mixture first (what an exhausted source draws), then the pure profiles; the 16-bit formats
   // also draw runs (the other dtypes keep their table, so their streams are unchanged).
@@ -173,6 +174,13 @@ Tensor generate_values(ChoiceSource& s, DType dtype, const Shape& shape) {
     }
   });
   return t;
+}
+
+}  // namespace
+
+Tensor generate_values(ChoiceSource& s, DType dtype, const Shape& shape) {
+  if (auto* seeded = dynamic_cast<SeededChoices*>(&s)) return values_from(*seeded, dtype, shape);
+  return values_from(s, dtype, shape);
 }
 
 }  // namespace einfuzz

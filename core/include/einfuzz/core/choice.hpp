@@ -45,6 +45,26 @@ class Rng {
   std::uint64_t state_;
 };
 
+namespace detail {
+
+/// The sum of `weights` (the range a weighted choice draws from).
+inline std::uint64_t weight_total(std::span<const std::uint32_t> weights) noexcept {
+  std::uint64_t total = 0;
+  for (std::uint32_t w : weights) total += w;
+  return total;
+}
+
+/// The alternative a draw `r` in [0, weight_total(weights)) falls into.
+inline std::size_t weighted_index(std::span<const std::uint32_t> weights, std::uint64_t r) noexcept {
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    if (r < weights[i]) return i;
+    r -= weights[i];
+  }
+  return 0;  // unreachable: r < total
+}
+
+}  // namespace detail
+
 /// Where a generator's choices come from. Alternative 0 of every choice is the simplest one (the
 /// first listed), and it is what an exhausted source returns, so every face yields a valid draw.
 class ChoiceSource {
@@ -60,9 +80,16 @@ class ChoiceSource {
   virtual std::uint64_t bits() = 0;
 
   /// Uniform-ish integer in [lo, hi] (lo when exhausted); requires lo <= hi.
-  std::int64_t between(std::int64_t lo, std::int64_t hi);
+  std::int64_t between(std::int64_t lo, std::int64_t hi) {
+    return lo + static_cast<std::int64_t>(choose(static_cast<std::uint64_t>(hi - lo) + 1));
+  }
   /// True with probability num/den; false when exhausted (false is the simpler alternative).
-  bool chance(std::uint64_t num, std::uint64_t den);
+  bool chance(std::uint64_t num, std::uint64_t den) {
+    if (num == 0) return false;
+    if (num >= den) return true;
+    const std::uint32_t weights[] = {static_cast<std::uint32_t>(den - num), static_cast<std::uint32_t>(num)};
+    return choose_weighted(weights) == 1;
+  }
   /// One element of `items` (the first when exhausted); `items` must not be empty.
   template <class T>
   const T& pick(std::span<const T> items) {
@@ -83,8 +110,13 @@ class SeededChoices final : public ChoiceSource {
   SeededChoices(const SeededChoices&) = delete;
   SeededChoices& operator=(const SeededChoices&) = delete;
 
-  std::uint64_t choose(std::uint64_t n) override;
-  std::uint64_t bits() override;
+  std::uint64_t choose(std::uint64_t n) override { return n <= 1 ? 0 : rng_->below(n); }
+  /// The base's draw (one choose over the total), without a second virtual call.
+  std::size_t choose_weighted(std::span<const std::uint32_t> weights) override {
+    const std::uint64_t total = detail::weight_total(weights);
+    return total == 0 ? 0 : detail::weighted_index(weights, choose(total));
+  }
+  std::uint64_t bits() override { return rng_->next(); }
 
  private:
   Rng owned_;
