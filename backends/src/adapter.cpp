@@ -37,20 +37,24 @@ std::optional<Rejected> reject_mixed_dtypes(const Case& c) {
   return std::nullopt;
 }
 
-std::variant<CheckedEinsum, Rejected> checked_einsum_or_reject(const Case& c, const Limits& limits) {
-  std::vector<Shape> shapes;
-  for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
-  auto checked = check_einsum(c.pattern, shapes, limits);
-  if (!checked) return rejected(checked.error());
-  return std::move(*checked);
+std::variant<std::shared_ptr<const CheckedEinsum>, Rejected> checked_einsum_or_reject(const Case& c,
+                                                                                      const Limits& limits) {
+  // Reused per thread, as check_case's: the copies would cost an allocation per operand a call.
+  thread_local std::vector<Shape> shapes;
+  shapes.resize(c.inputs.size());
+  for (std::size_t k = 0; k < c.inputs.size(); ++k) shapes[k] = c.inputs[k].shape();
+  auto checked = check_einsum_shared(c.pattern, shapes, limits);
+  if (!*checked) return rejected(checked->error());
+  return std::shared_ptr<const CheckedEinsum>(checked, &**checked);  // aliasing: shares the memo's result
 }
 
-std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, const Limits& limits) {
+std::variant<std::shared_ptr<const CheckedReduce>, Rejected> checked_reduce_or_reject(const Case& c,
+                                                                                      const Limits& limits) {
   if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
   auto checked =
-      check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits);
-  if (!checked) return rejected(checked.error());
-  return std::move(*checked);
+      check_reduce_shared(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits);
+  if (!*checked) return rejected(checked->error());
+  return std::shared_ptr<const CheckedReduce>(checked, &**checked);
 }
 
 Unsupported unsupported_reduction(std::string_view backend, Reduction kind, DType dtype) {

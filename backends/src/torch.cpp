@@ -262,7 +262,7 @@ class TorchBackend final : public Backend {
     // The checker's default limits: torch bounds its own sizes.
     auto checked = checked_reduce_or_reject(c, Limits{});
     if (auto* rejection = std::get_if<Rejected>(&checked)) return BackendResult(std::move(*rejection));
-    const CheckedReduce& r = std::get<CheckedReduce>(checked);
+    const CheckedReduce& r = *std::get<std::shared_ptr<const CheckedReduce>>(checked);
     leaves.push_back(to_torch(c, 0, keep));
     if (vjp && reduction_info(r.kind).differentiable) require_grad(leaves);
     at::Tensor t = leaves[0];

@@ -1,10 +1,13 @@
 // check_case: one case's inputs, dtype and limits checked, then its einsum or reduce pattern.
 #include "einfuzz/core/check_case.hpp"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "check_memo.hpp"
 
 namespace einfuzz {
 
@@ -73,13 +76,62 @@ Result<CheckedCase> check_forward(const Case& c, const Limits& limits) {
   return CheckedCase(std::move(*checked));
 }
 
-}  // namespace
+/// What check_case reads of a case (every field it reads: a field added to its reads must be
+/// compared here too), for its memo.
+struct CaseCheckKey {
+  Op op = Op::einsum;
+  std::string pattern;
+  std::optional<std::string> reduction;
+  std::vector<std::pair<std::string, std::int64_t>> axis_lengths;
+  DType dtype = DType::f64;
+  std::vector<std::pair<DType, Shape>> inputs;
+  bool vjp = false;  ///< with a cotangent of this dtype and shape
+  DType cotangent_dtype = DType::f64;
+  Shape cotangent_shape;
+  Limits limits;
 
-Result<CheckedCase> check_case(const Case& c, const Limits& limits) {
+  bool matches(const Case& c, const Limits& l) const {
+    if (c.op != op || c.dtype != dtype || c.pattern != pattern || c.reduction != reduction ||
+        c.axis_lengths != axis_lengths || !detail::same_limits(l, limits) || c.inputs.size() != inputs.size() ||
+        c.is_vjp() != vjp) {
+      return false;
+    }
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (c.inputs[k].dtype() != inputs[k].first || c.inputs[k].shape() != inputs[k].second) return false;
+    }
+    return !vjp || (c.cotangent->dtype() == cotangent_dtype && c.cotangent->shape() == cotangent_shape);
+  }
+  void assign(const Case& c, const Limits& l) {
+    op = c.op;
+    pattern = c.pattern;
+    reduction = c.reduction;
+    axis_lengths = c.axis_lengths;
+    dtype = c.dtype;
+    inputs.resize(c.inputs.size());
+    for (std::size_t k = 0; k < inputs.size(); ++k) inputs[k] = {c.inputs[k].dtype(), c.inputs[k].shape()};
+    vjp = c.is_vjp();
+    if (vjp) {
+      cotangent_dtype = c.cotangent->dtype();
+      cotangent_shape = c.cotangent->shape();
+    }
+    limits = l;
+  }
+};
+
+Result<CheckedCase> check_case_uncached(const Case& c, const Limits& limits) {
   auto forward = check_forward(c, limits);
   if (!forward || !c.is_vjp()) return forward;
   if (auto bad = check_vjp(c, *forward, limits)) return std::move(*bad);
   return forward;
 }
+
+}  // namespace
+
+std::shared_ptr<const Result<CheckedCase>> check_case_shared(const Case& c, const Limits& limits) {
+  thread_local detail::CheckMemo<CaseCheckKey, CheckedCase> memo;
+  return memo.get_shared([&] { return check_case_uncached(c, limits); }, c, limits);
+}
+
+Result<CheckedCase> check_case(const Case& c, const Limits& limits) { return *check_case_shared(c, limits); }
 
 }  // namespace einfuzz

@@ -304,16 +304,21 @@ struct EinsumCheckKey {
 
 }  // namespace
 
-Result<CheckedEinsum> check_einsum(std::string_view pattern, std::span<const Shape> shapes,
-                                   const Limits& limits) {
+std::shared_ptr<const Result<CheckedEinsum>> check_einsum_shared(std::string_view pattern, std::span<const Shape> shapes,
+                                                                const Limits& limits) {
   thread_local detail::CheckMemo<EinsumCheckKey, CheckedEinsum> memo;
-  return memo.get(
+  return memo.get_shared(
       [&]() -> Result<CheckedEinsum> {
         auto parsed = parse_einsum(pattern);
         if (!parsed) return std::move(parsed).error();
         return check_einsum(*parsed, shapes, limits);
       },
       pattern, shapes, limits);
+}
+
+Result<CheckedEinsum> check_einsum(std::string_view pattern, std::span<const Shape> shapes,
+                                   const Limits& limits) {
+  return *check_einsum_shared(pattern, shapes, limits);
 }
 
 }  // namespace einfuzz

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <memory>
 #include <utility>
 
 #include "einfuzz/core/diagnostic.hpp"
@@ -22,24 +22,30 @@ inline bool same_limits(const Limits& a, const Limits& b) {
 }
 
 /// The last (key, result) of one checker on this thread. `Key` has `matches(args…)` and
-/// `assign(args…)`, so a lookup compares the arguments in place without building a key.
+/// `assign(args…)`, so a lookup compares the arguments in place without building a key. The result
+/// is shared, immutable: a caller keeps it however many later calls replace the memo's.
 template <class Key, class Value>
 class CheckMemo {
  public:
   /// The memoised result when the arguments are the last call's, else `compute()`'s (then stored).
   template <class Compute, class... Args>
-  Result<Value> get(Compute&& compute, const Args&... args) {
-    if (result_ && key_.matches(args...)) return *result_;
+  std::shared_ptr<const Result<Value>> get_shared(Compute&& compute, const Args&... args) {
+    if (result_ && key_.matches(args...)) return result_;
     result_.reset();  // compute may throw (bad_alloc): never leave a stale pair behind
-    Result<Value> fresh = compute();
+    auto fresh = std::make_shared<const Result<Value>>(compute());
     key_.assign(args...);
-    result_.emplace(fresh);
+    result_ = fresh;
     return fresh;
+  }
+  /// get_shared's result, copied.
+  template <class Compute, class... Args>
+  Result<Value> get(Compute&& compute, const Args&... args) {
+    return *get_shared(std::forward<Compute>(compute), args...);
   }
 
  private:
   Key key_;
-  std::optional<Result<Value>> result_;
+  std::shared_ptr<const Result<Value>> result_;
 };
 
 }  // namespace einfuzz::detail

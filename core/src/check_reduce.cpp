@@ -439,11 +439,18 @@ Result<CheckedReduce> check_reduce_uncached(std::string_view pattern, std::strin
 
 }  // namespace
 
+std::shared_ptr<const Result<CheckedReduce>> check_reduce_shared(std::string_view pattern, std::string_view reduction,
+                                                                const Shape& input, AxisLengths axis_lengths,
+                                                                DType dtype, const Limits& limits) {
+  thread_local detail::CheckMemo<ReduceCheckKey, CheckedReduce> memo;
+  return memo.get_shared(
+      [&] { return check_reduce_uncached(pattern, reduction, input, axis_lengths, dtype, limits); }, pattern,
+      reduction, input, axis_lengths, dtype, limits);
+}
+
 Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view reduction, const Shape& input,
                                    AxisLengths axis_lengths, DType dtype, const Limits& limits) {
-  thread_local detail::CheckMemo<ReduceCheckKey, CheckedReduce> memo;
-  return memo.get([&] { return check_reduce_uncached(pattern, reduction, input, axis_lengths, dtype, limits); },
-                  pattern, reduction, input, axis_lengths, dtype, limits);
+  return *check_reduce_shared(pattern, reduction, input, axis_lengths, dtype, limits);
 }
 
 }  // namespace einfuzz

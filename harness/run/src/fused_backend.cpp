@@ -41,7 +41,8 @@ class FusedBackend final : public Backend {
   std::string_view name() const override { return "fused"; }
   const Capabilities& capabilities() const override { return caps_; }
   BackendResult run(const Case& c) override {
-    auto checked = check_case(c, options_.limits);
+    const auto shared = check_case_shared(c, options_.limits);  // the run boundary's check, not a copy
+    const Result<CheckedCase>& checked = *shared;
     if (!checked) return rejected(checked.error());
     if (c.is_vjp()) {
       if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) return Gradients{fused::vjp_einsum(*e, c.inputs, *c.cotangent, options_.exec)};

@@ -235,7 +235,8 @@ std::optional<Verdict> guarded(Call call) {
 
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options) {
   CaseOutcome out;
-  auto checked = check_case(c, options.limits);
+  const auto shared = check_case_shared(c, options.limits);
+  const Result<CheckedCase>& checked = *shared;
   if (!checked) {
     out.rejection = checked.error();
     if (out.rejection->code == Code::sizeLimitExceeded) out.skipped = out.rejection;
@@ -296,7 +297,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   if (checked) {
     out.expected = evaluate_reference(*checked, c.inputs);
     if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
-    out.checked = std::move(*checked);
+    out.checked = std::shared_ptr<const CheckedCase>(shared, &*checked);  // aliasing: shares the memo's
     for (std::size_t i = 0; i < backends.size(); ++i) {
       if (submitted[i]) prepare_multiset(out, c, judged_as[i].semantics, judged_as[i].nan_profile, judged_as[i].profile);
     }

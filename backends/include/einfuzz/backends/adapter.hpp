@@ -3,6 +3,7 @@
 // case dtype's C++ type, so each backend writes only its evaluation.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,12 +43,15 @@ Rejected rejected(const Diagnostic& d);
 /// invalidArgument for the first input whose dtype is not the case's dtype, else nullopt.
 std::optional<Rejected> reject_mixed_dtypes(const Case& c);
 
-/// check_einsum of the case's pattern over its input shapes under `limits`, or its diagnostic.
-std::variant<CheckedEinsum, Rejected> checked_einsum_or_reject(const Case& c, const Limits& limits);
+/// check_einsum of the case's pattern over its input shapes under `limits` (the checker memo's
+/// shared result, not a copy), or its diagnostic.
+std::variant<std::shared_ptr<const CheckedEinsum>, Rejected> checked_einsum_or_reject(const Case& c,
+                                                                                      const Limits& limits);
 
 /// invalidArgument unless the case has exactly one input, then check_reduce (pattern, reduction,
-/// supplied lengths, dtype) under `limits`, or its diagnostic.
-std::variant<CheckedReduce, Rejected> checked_reduce_or_reject(const Case& c, const Limits& limits);
+/// supplied lengths, dtype) under `limits` (shared, as above), or its diagnostic.
+std::variant<std::shared_ptr<const CheckedReduce>, Rejected> checked_reduce_or_reject(const Case& c,
+                                                                                      const Limits& limits);
 
 /// The rejection of a checked einsum on bool: unsupportedDtype (bool is only for any/all, SEMANTICS §13).
 Rejected einsum_on_bool();
@@ -79,7 +83,7 @@ BackendResult run_checked(const Case& c, const Limits& limits, Einsum&& einsum, 
   if (c.op == Op::einsum) {
     auto checked = checked_einsum_or_reject(c, limits);
     if (auto* r = std::get_if<Rejected>(&checked)) return std::move(*r);
-    const CheckedEinsum& e = std::get<CheckedEinsum>(checked);
+    const CheckedEinsum& e = *std::get<std::shared_ptr<const CheckedEinsum>>(checked);
     return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
       if constexpr (std::is_same_v<decltype(tag), Bool8>) {
         return einsum_on_bool();
@@ -92,7 +96,7 @@ BackendResult run_checked(const Case& c, const Limits& limits, Einsum&& einsum, 
   }
   auto checked = checked_reduce_or_reject(c, limits);
   if (auto* r = std::get_if<Rejected>(&checked)) return std::move(*r);
-  const CheckedReduce& r = std::get<CheckedReduce>(checked);
+  const CheckedReduce& r = *std::get<std::shared_ptr<const CheckedReduce>>(checked);
   return visit_dtype(c.dtype, [&](auto tag) -> BackendResult {
     if constexpr (is_half_type_v<decltype(tag)> && !kHalfTypes) {
       return Unsupported{};  // not reached: returned above

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,5 +63,10 @@ Result<CheckedEinsum> check_einsum(const EinsumPattern& pattern, std::span<const
 /// parse_einsum + check_einsum.
 Result<CheckedEinsum> check_einsum(std::string_view pattern, std::span<const Shape> shapes,
                                    const Limits& limits = {});
+
+/// parse_einsum + check_einsum, shared instead of copied (the last call's on this thread, when
+/// the pattern, shapes and limits are the same). Never null.
+std::shared_ptr<const Result<CheckedEinsum>> check_einsum_shared(std::string_view pattern, std::span<const Shape> shapes,
+                                                                const Limits& limits);
 
 }  // namespace einfuzz

@@ -2,6 +2,7 @@
 // pattern (einsum or reduce), giving the checked einsum or reduce every layer above works from.
 #pragma once
 
+#include <memory>
 #include <variant>
 
 #include "einfuzz/core/case.hpp"
@@ -22,5 +23,11 @@ using CheckedCase = std::variant<CheckedEinsum, CheckedReduce>;
 /// `cotangentShapeMismatch` (its shape is not the forward output's). The checked case is the
 /// forward one.
 Result<CheckedCase> check_case(const Case& c, const Limits& limits);
+
+/// check_case's result, shared instead of copied: the last call's on this thread when `c` has the
+/// same pattern, dtype, reduction, axis lengths, input and cotangent shapes and dtypes, and
+/// `limits` are the same (a campaign checks each case in the run boundary and again in in-process
+/// backends). Never null.
+std::shared_ptr<const Result<CheckedCase>> check_case_shared(const Case& c, const Limits& limits);
 
 }  // namespace einfuzz

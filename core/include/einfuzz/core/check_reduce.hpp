@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -49,5 +50,11 @@ struct CheckedReduce {
 Result<CheckedReduce> check_reduce(std::string_view pattern, std::string_view reduction, const Shape& input,
                                    std::span<const std::pair<std::string, std::int64_t>> axis_lengths,
                                    DType dtype, const Limits& limits = {});
+
+/// check_reduce's result, shared instead of copied (the last call's on this thread, when every
+/// argument is the same). Never null.
+std::shared_ptr<const Result<CheckedReduce>> check_reduce_shared(
+    std::string_view pattern, std::string_view reduction, const Shape& input,
+    std::span<const std::pair<std::string, std::int64_t>> axis_lengths, DType dtype, const Limits& limits);
 
 }  // namespace einfuzz

@@ -64,7 +64,9 @@ struct CaseOutcome {
   /// No backend runs (`backends` stays empty); `check` exits 2 naming the limit, a campaign counts
   /// the case as skipped. Also set in `rejection`.
   std::optional<Diagnostic> skipped;
-  std::optional<CheckedCase> checked;   ///< the checked case otherwise
+  /// The checked case otherwise (check_case_shared's: the checker memo's, shared with the in-process
+  /// backends' checks of the same case).
+  std::shared_ptr<const CheckedCase> checked;
   std::optional<Tensor> expected;       ///< the reference's ordered (forward) result otherwise
   /// A VJP case: the reference's ordered VJP, one cotangent per forward input.
   std::optional<std::vector<Tensor>> expected_gradients;
