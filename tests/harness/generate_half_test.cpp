@@ -59,6 +59,31 @@ TEST(GenerateHalf, RestrictDtypesKeepsEveryCaseInTheList) {
   }
 }
 
+// The same for VJP campaigns (`--vjp-percent`, which needs f32 or f64 in the list): the invalid VJP
+// cases' integer and any/all mutations stay inside the list too, inputs and cotangent included.
+TEST(GenerateHalf, RestrictDtypesKeepsEveryVjpCaseInTheList) {
+  const std::vector<DType> all = {DType::f32, DType::f64, DType::i32, DType::i64, DType::boolean, DType::f16, DType::bf16};
+  for (unsigned mask = 1; mask < (1u << all.size()); ++mask) {
+    std::vector<DType> list;
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      if (mask & (1u << k)) list.push_back(all[k]);
+    }
+    if (std::none_of(list.begin(), list.end(), [](DType d) { return d == DType::f32 || d == DType::f64; })) continue;
+    GenOptions o = campaign_gen_options();
+    o.invalid_percent = 50;
+    o.vjp_percent = 100;
+    restrict_dtypes(o, list);
+    const auto listed = [&](DType d) { return std::find(list.begin(), list.end(), d) != list.end(); };
+    for (std::uint64_t i = 0; i < 40; ++i) {
+      const Case c = draw(mask, i, o);
+      ASSERT_TRUE(c.is_vjp()) << "mask " << mask << " case " << i;
+      ASSERT_TRUE(listed(c.dtype)) << "mask " << mask << " case " << i << ": " << dtype_name(c.dtype);
+      for (const Tensor& t : c.inputs) ASSERT_TRUE(listed(t.dtype())) << "mask " << mask << " case " << i;
+      ASSERT_TRUE(listed(c.cotangent->dtype())) << "mask " << mask << " case " << i;
+    }
+  }
+}
+
 TEST(GenerateHalf, DtypeListsParseAndBadNamesAreDiagnostics) {
   auto ok = parse_dtype_list("f16,bf16,f32", "--dtypes");
   ASSERT_TRUE(ok);

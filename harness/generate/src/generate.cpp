@@ -185,13 +185,17 @@ Case generate_case(ChoiceSource& s, const GenOptions& options) {
       s.chance(static_cast<std::uint64_t>(std::max(0, options.reduce_percent)), 100) || options.dtypes.empty();
   Case c = reduce ? generate_reduce(s, options.reduce) : generate_einsum(s, options);
   if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) {
-    std::vector<DType> allowed = options.reduce.dtypes;
-    for (DType d : options.dtypes) {
-      if (std::find(allowed.begin(), allowed.end(), d) == allowed.end()) allowed.push_back(d);
-    }
-    c = make_invalid(c, s, allowed);
+    c = make_invalid(c, s, generated_dtypes(options));
   }
   return c;
+}
+
+std::vector<DType> generated_dtypes(const GenOptions& options) {
+  std::vector<DType> allowed = options.reduce.dtypes;
+  for (DType d : options.dtypes) {
+    if (std::find(allowed.begin(), allowed.end(), d) == allowed.end()) allowed.push_back(d);
+  }
+  return allowed;
 }
 
 namespace {

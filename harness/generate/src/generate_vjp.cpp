@@ -70,11 +70,14 @@ Case generate_vjp_case(ChoiceSource& s, const GenOptions& options) {
     c = generate_einsum(s, e);
   }
   c = make_vjp(std::move(c), s);
-  if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) c = make_invalid_vjp(c, s);
+  if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) {
+    c = make_invalid_vjp(c, s, generated_dtypes(options));
+  }
   return c;
 }
 
-Case make_invalid_vjp(const Case& valid, ChoiceSource& s) {
+Case make_invalid_vjp(const Case& valid, ChoiceSource& s, std::span<const DType> allowed) {
+  const auto listed = [&](DType d) { return allowed.empty() || std::find(allowed.begin(), allowed.end(), d) != allowed.end(); };
   switch (s.choose(4)) {
     case 0: {  // the cotangent of another shape: cotangentShapeMismatch
       Case c = valid;
@@ -82,24 +85,27 @@ Case make_invalid_vjp(const Case& valid, ChoiceSource& s) {
       c.cotangent = generate_values(s, c.dtype, shape);
       return c;
     }
-    case 1: {  // an integer dtype: notDifferentiable
+    case 1: {  // an integer dtype: notDifferentiable (when one is allowed; else the forward case invalid)
+      const bool i32 = listed(DType::i32), i64 = listed(DType::i64);
+      if (!i32 && !i64) break;
       Case c = valid;
-      c.dtype = s.chance(1, 2) ? DType::i32 : DType::i64;
+      c.dtype = i32 && i64 ? (s.chance(1, 2) ? DType::i32 : DType::i64) : i32 ? DType::i32 : DType::i64;
       for (Tensor& t : c.inputs) t = generate_values(s, c.dtype, t.shape());
       c.cotangent = generate_values(s, c.dtype, valid.cotangent ? valid.cotangent->shape() : Shape{});
       return c;
     }
-    case 2: {  // a logical reduce: notDifferentiable
+    case 2: {  // a logical reduce (bool): notDifferentiable, when bool is allowed
+      if (!listed(DType::boolean)) break;
       ReduceGenOptions r;
       r.kind = s.chance(1, 2) ? Reduction::any : Reduction::all;
       return make_vjp(generate_reduce(s, r), s);
     }
-    default: {  // the forward case invalid, the cotangent kept
-      Case c = make_invalid(valid, s);
-      if (!c.cotangent) c.cotangent = valid.cotangent;
-      return c;
-    }
+    default: break;
   }
+  // The forward case invalid, the cotangent kept.
+  Case c = make_invalid(valid, s, allowed);
+  if (!c.cotangent) c.cotangent = valid.cotangent;
+  return c;
 }
 
 }  // namespace einfuzz

@@ -19,7 +19,7 @@
 namespace einfuzz {
 
 /// Written into every stored case's `origin` (bump it when the same choices draw different cases).
-inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/3";  // 3: f16/bf16 in campaigns
+inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/4";  // 3: f16/bf16 in campaigns; 4: invalid VJP cases keep to --dtypes
 
 /// Which reduce constructs generate_reduce may use. Every case it draws passes check_reduce.
 struct ReduceGenOptions {
@@ -102,8 +102,14 @@ Case make_vjp(Case forward, ChoiceSource& choices);
 Case generate_vjp_case(ChoiceSource& choices, const GenOptions& options = {});
 
 /// A VJP case the checker rejects: a cotangent of another shape (`cotangentShapeMismatch`), an
-/// integer dtype or an any/all reduce (`notDifferentiable`), or an invalid forward case.
-Case make_invalid_vjp(const Case& valid, ChoiceSource& choices);
+/// integer dtype or an any/all reduce (`notDifferentiable`), or an invalid forward case. Every
+/// dtype it draws is one of `allowed` (empty: any): without i32 and i64, or without bool, those
+/// mutations become an invalid forward case.
+Case make_invalid_vjp(const Case& valid, ChoiceSource& choices, std::span<const DType> allowed = {});
+
+/// Every dtype `options` generates: its einsum dtypes and its reduces' (what the invalid-case
+/// mutations may switch to).
+std::vector<DType> generated_dtypes(const GenOptions& options);
 
 /// Values for `shape` from one of several mixtures: small integers, binary fractions, IEEE edge
 /// values (NaN with payloads, ±Inf, ±0, subnormals, smallest normal, largest finite, 1 ± ulp),
