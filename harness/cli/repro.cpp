@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "einfuzz/core/case_origin.hpp"
 #include "einfuzz/harness/repro.hpp"
 #include "subcommand.hpp"
 
@@ -21,7 +22,8 @@ when the divergence shows, 0 when it does not (a fixed library), 2 when it canno
   eigen, xtensor: C++ (the build command is in the program's first lines)
 
 Inputs cross exactly (f16 and bf16 as their 16-bit patterns); the header names the dtype and the
-precision profile (accumulate, round_inputs) the case is judged under. A dtype the backend does not
+precision profile (accumulate, round_inputs) the case is judged under: --profile P when given, else a
+profile surprise's origin.profile (as replay judges it), else the backend's declared one. A dtype the backend does not
 declare (numpy bf16, xtensor f16/bf16) is never judged on it, so it is refused.
 Value mismatches, special-value mismatches, mismatch(shape) and reject-disagree are reproducible;
 crashes, timeouts and protocol faults are not (they are the adapter's or the process's).
@@ -45,17 +47,28 @@ Subcommand add_repro(CLI::App& app) {
                                             "torch-path-outer, eigen or xtensor")->required();
   cmd->add_option("--out", st->out, "write the program to FILE (default: standard output)");
   add_verdict_options(cmd, *st);
+  add_profile_option(cmd, st->run);
 
   return {cmd, [st] {
             const auto c = read_case_argument(st->case_file, st->run.limits);
             if (!c) return 2;
+            // The program judges under --profile, else a profile surprise's origin.profile (make_repro);
+            // the verdict printed beside it is taken under the same one.
+            RunOptions judged = st->run;
+            if (!judged.profile) judged.profile = origin_profile(*c);
+            if (judged.profile) {
+              if (const auto problem = profile_option_problem(*c, *judged.profile)) {
+                std::cerr << render(*problem) << "\n";
+                return 2;
+              }
+            }
             const auto owned = make_single_backend("repro", st->backend, *st);
             if (!owned) return 2;
             Backend& backend = *owned;
             ReproOptions options{st->run, st->case_file};
             // The verdict first: it also starts an out-of-process backend, whose capabilities come from its hello.
             Backend* one[] = {&backend};
-            const CaseOutcome outcome = run_case(*c, one, st->run);
+            const CaseOutcome outcome = run_case(*c, one, judged);
             auto program = make_repro(*c, st->backend, backend.capabilities(), options);
             if (!program) {
               std::cerr << render(program.error()) << "\n";

@@ -84,6 +84,14 @@ surprise=$(grep -l '"profile": "f32"' "$src"/corpus/divergences/*.case.json | xa
 check "a stored Eigen profile surprise exists" test -n "$surprise"
 expect 0 " 0 failed" -- replay "$surprise" --backend eigen,fused,shuffle
 expect 0 "judged under profile f32 (declared f16)" -- replay "$surprise" --backend eigen --json -
+# repro judges a profile surprise under origin.profile too (the verdict it prints and the program's
+# header); --profile overrides it, and one invalid for the case's dtype is exit 2 naming it.
+expect 0 "einfuzz verdict on eigen: mismatch(value)" -- repro "$surprise" --backend eigen --out surprise.cpp
+check "repro's header names origin.profile" grep -qF "accumulate f32, round_inputs none (ORACLE 8; the case's origin.profile" surprise.cpp
+expect 0 "einfuzz verdict on eigen: indeterminate" -- repro "$surprise" --backend eigen --profile f16 --out declared.cpp
+check "repro --profile names it" grep -qF "accumulate f16, round_inputs none (ORACLE 8; --profile)" declared.cpp
+expect 2 "--profile bf16 cannot judge a f16 case" -- repro "$surprise" --backend eigen --profile bf16
+expect 0 "--profile" -- repro --help
 python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); del d["origin"]["profile"]; json.dump(d, open(sys.argv[2], "w"))' \
   "$surprise" noprofile.case.json
 expect 1 "no longer reproduces" -- replay noprofile.case.json --backend eigen

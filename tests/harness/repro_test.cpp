@@ -69,6 +69,7 @@ std::string python_with(const std::string& modules) {
 struct Ran {
   int status = -1;
   std::string output;
+  std::string text;  ///< the program
 };
 
 /// Writes the program for `c` on `backend`, runs it and returns its exit status and output; skips
@@ -104,7 +105,7 @@ Ran write_and_run(const Case& c, const std::string& backend, const std::string& 
     }
     const fs::path file = scratch() / (name + "." + backend + ".py");
     std::ofstream(file) << program->text;
-    Ran r{run_status(python + " '" + file.string() + "'", log), ""};
+    Ran r{run_status(python + " '" + file.string() + "'", log), "", program->text};
     r.output = slurp(log);
     return r;
   }
@@ -114,7 +115,7 @@ Ran write_and_run(const Case& c, const std::string& backend, const std::string& 
   std::string build = program->run_command;  // "g++ … FILE -o repro && ./repro"
   build.replace(build.find("FILE"), 4, "'" + file.string() + "'");
   build.replace(build.find("-o repro && ./repro"), 19, "-o '" + exe.string() + "' && '" + exe.string() + "'");
-  Ran r{run_status(build, log), ""};
+  Ran r{run_status(build, log), "", program->text};
   r.output = slurp(log);
   return r;
 }
@@ -154,17 +155,27 @@ TEST_P(StoredLibraryDivergence, Shows) {
     GTEST_SKIP() << backend << " has no standalone reproducer";
   }
   ASSERT_FALSE(c->is_vjp()) << name << " is a VJP case whose file name does not say so";
-  // A profile surprise passes under the declared profile that repro's programs judge with; its
-  // case file reproduces it under origin.profile (replay and StoredDivergences/Divergences run it).
-  if (const auto p = origin_profile(*c)) {
-    GTEST_SKIP() << "a profile surprise: run `einfuzz check --case " << name << ".case.json --backend " << backend
-                 << " --profile " << profile_text(*p) << "`";
-  }
+  // A profile surprise (origin.profile) is judged under that profile, as replay judges it.
   std::string skipped;
   const Ran r = write_and_run(*c, backend, name, &skipped);
   if (!skipped.empty()) GTEST_SKIP() << skipped;
   EXPECT_EQ(r.status, 1) << name << " on " << backend << " (recorded " << origin(*c, "verdict") << "):\n" << r.output;
   EXPECT_NE(r.output.find("DIVERGENCE"), std::string::npos) << r.output;
+  if (!origin_profile(*c)) return;
+  // ... and it passes under the declared profile: `repro --profile` (RunOptions::profile) chooses it.
+  EXPECT_NE(r.text.find("origin.profile: a profile surprise"), std::string::npos) << r.text;
+  const std::vector<std::string> specs = {backend};
+  auto owned = make_backends(specs, {}, {});
+  ASSERT_TRUE(owned && owned->size() == 1);
+  Backend* one[] = {owned->front().get()};
+  (void)run_case(*c, one, {});  // a process backend's capabilities come from its hello
+  RunOptions declared;
+  declared.profile = owned->front()->capabilities().profile(c->dtype);
+  if (c->op == Op::reduce) declared.profile->round_inputs = InputRounding::none;
+  const Ran d = write_and_run(*c, backend, name + ".declared", &skipped, declared);
+  if (!skipped.empty()) GTEST_SKIP() << skipped;
+  EXPECT_EQ(d.status, 0) << name << " on " << backend << " under its declared profile:\n" << d.output;
+  EXPECT_NE(d.text.find("(ORACLE 8; --profile"), std::string::npos) << d.text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Repro, StoredLibraryDivergence, ::testing::ValuesIn(stored_divergences()),

@@ -1,6 +1,7 @@
 // `einfuzz repro`: what the semantics require of a case (reference + judge's accepted sets), then a
 // program in the library's language (repro_python.cpp, repro_cxx.cpp).
 #include "einfuzz/harness/repro.hpp"
+#include "einfuzz/core/case_origin.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 
 #include <algorithm>
@@ -204,15 +205,33 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
                             std::string(dtype_name(c.dtype)) + " (it declares " + declared +
                             "): einfuzz judges no such case on it, so there is no divergence to reproduce");
   }
-  // The judge's truth is the backend's declared precision profile's (ORACLE §8); a reduce never
-  // rounds its inputs. An invalid declaration is judged as a fault, not by a bound.
+  // The judge's truth (ORACLE §8) is under --profile (options.run.profile) when given, else under a
+  // profile surprise's origin.profile (as replay judges it), else under the backend's declared
+  // precision profile; a reduce never rounds its inputs. An invalid declaration is judged as a
+  // fault, not by a bound: the default's bound then.
   PrecisionProfile profile = storage_profile(c.dtype);
-  bool declared_valid = true;
+  std::string profile_source = "the declared one";
   if (is_float(c.dtype)) {
-    profile = caps.profile(c.dtype);
-    if (c.op == Op::reduce) profile.round_inputs = InputRounding::none;
-    declared_valid = is_valid_profile(c.dtype, profile);
-    if (!declared_valid) profile = storage_profile(c.dtype);
+    std::optional<PrecisionProfile> chosen = options.run.profile;
+    if (chosen) {
+      profile_source = "--profile";
+    } else if ((chosen = origin_profile(c))) {
+      profile_source = "the case's origin.profile: a profile surprise, which passes under the declared one";
+    }
+    if (chosen) {
+      if (auto bad = profile_option_problem(c, *chosen)) return std::move(*bad);
+      profile = *chosen;
+    } else {
+      profile = caps.profile(c.dtype);
+      if (!is_valid_profile(c.dtype, profile)) {
+        profile = storage_profile(c.dtype);
+        profile_source = "the declared one is invalid, so the default";
+      }
+    }
+    if (c.op == Op::reduce && profile.round_inputs != InputRounding::none) {
+      profile.round_inputs = InputRounding::none;
+      profile_source += ", a reduce rounding no inputs";
+    }
   }
   detail::Requirement req;
   auto checked = check_case(c, options.run.limits);
@@ -253,11 +272,7 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
   if (is_float(c.dtype)) {
     header += "Judged in " + std::string(dtype_name(c.dtype)) + " under the precision profile accumulate " +
               std::string(dtype_name(profile.accumulate)) + ", round_inputs " +
-              std::string(input_rounding_name(profile.round_inputs)) + " (ORACLE 8; " +
-              (!declared_valid        ? "the declared one is invalid, so the default"
-               : c.op == Op::reduce ? "the declared one, a reduce rounding no inputs"
-                                    : "the declared one") +
-              ").\n";
+              std::string(input_rounding_name(profile.round_inputs)) + " (ORACLE 8; " + profile_source + ").\n";
   }
   if (const std::string v = detail::origin_field(c, "verdict"); !v.empty()) header += "Recorded verdict: " + v + ".\n";
   if (const std::string n = detail::origin_field(c, "note"); !n.empty()) header += "Note: " + n + "\n";
