@@ -22,6 +22,8 @@ std::string join(const std::vector<std::string>& items, const char* sep = ",") {
 
 struct Row {
   std::string name, version, ops, dtypes, reductions, semantics, nan, factoring, strided, status;
+  bool vjp = false;      ///< answers VJP cases (ORACLE §7)
+  std::string tie_rule;  ///< its min/max tie rule when `vjp`, else empty
   /// Per float dtype it runs, the declared profile (ORACLE §8): the accumulator's format, and the
   /// input rounding where there is one.
   std::vector<std::pair<std::string, std::string>> accumulate, round_inputs;
@@ -67,6 +69,8 @@ Row describe(const Backend& b) {
   r.nan = std::string(nan_profile_name(c.nan_profile));
   r.factoring = c.factoring ? "yes" : "no";
   r.strided = c.strided_inputs ? "yes" : "no";
+  r.vjp = c.vjp;
+  if (c.vjp) r.tie_rule = std::string(tie_rule_name(c.tie_rule));
   describe_profiles(c, r);
   r.status = "ok";
   if (const auto* p = dynamic_cast<const ProcessBackend*>(&b); p && p->start_failure()) {
@@ -91,6 +95,9 @@ Row reference_row() {
   r.nan = "ordered";
   r.factoring = "no";
   r.strided = "no";
+  // Its VJPs (reference/src/vjp.cpp) give each element of a min/max tie set g/|T| (SEMANTICS §13.8).
+  r.vjp = true;
+  r.tie_rule = std::string(tie_rule_name(TieRule::equal_share));
   // The ordered folds run in the element type: the default profile of every float dtype.
   Capabilities all;
   all.dtypes.clear();
@@ -113,9 +120,11 @@ Subcommand add_backends(CLI::App& app) {
   cmd->footer(R"(
 Columns: ops, dtypes and reductions it runs; semantics `ordered` (judged bit for bit) or `any-order`
 (judged by the multiset oracle); NaN profile of min/max; factoring (may factor sums out of
-products); strided (accepts the layout extension's strided inputs); accumulate (per float dtype, the
-format partial results are held in, ORACLE §8) and round_inputs (per float dtype, the format einsum
-inputs are rounded to, e.g. tf32; `-`: none).)");
+products); strided (accepts the layout extension's strided inputs); vjp (answers VJP cases, ORACLE
+§7) and ties (its min/max tie rule: equal-share, one or all; `-` without VJPs); accumulate (per
+float dtype, the format partial results are held in, ORACLE §8) and round_inputs (per float dtype,
+the format einsum inputs are rounded to, e.g. tf32; `-`: none). --json: the same fields, with
+"vjp" a boolean and "tie_rule" null without VJPs.)");
   return {cmd, [specs, json] {
             std::vector<std::string> list;
             for (const std::string& s : *specs) {
@@ -138,6 +147,8 @@ inputs are rounded to, e.g. tf32; `-`: none).)");
                 j.push_back({{"name", r.name}, {"version", r.version}, {"ops", r.ops}, {"dtypes", r.dtypes},
                              {"reductions", r.reductions}, {"semantics", r.semantics}, {"nan_profile", r.nan},
                              {"factoring", r.factoring == "yes"}, {"strided_inputs", r.strided == "yes"},
+                             {"vjp", r.vjp},
+                             {"tie_rule", r.vjp ? nlohmann::json(r.tie_rule) : nlohmann::json(nullptr)},
                              {"accumulate", json_map(r.accumulate)},
                              {"round_inputs", json_map(r.round_inputs)}, {"status", r.status}});
               }
@@ -145,12 +156,12 @@ inputs are rounded to, e.g. tf32; `-`: none).)");
               return 0;
             }
             const std::vector<std::string> head = {"backend", "ops", "dtypes", "reductions", "semantics",
-                                                   "nan", "factoring", "strided", "accumulate",
+                                                   "nan", "factoring", "strided", "vjp", "ties", "accumulate",
                                                    "round_inputs", "version"};
             std::vector<std::vector<std::string>> table = {head};
             for (const Row& r : rows) {
               table.push_back({r.name, r.ops, r.dtypes, r.reductions, r.semantics, r.nan, r.factoring, r.strided,
-                               join_map(r.accumulate), join_map(r.round_inputs),
+                               r.vjp ? "yes" : "no", r.vjp ? r.tie_rule : "-", join_map(r.accumulate), join_map(r.round_inputs),
                                r.status == "ok" ? r.version : r.version + " [" + r.status + "]"});
             }
             std::vector<std::size_t> width(head.size(), 0);
