@@ -161,7 +161,8 @@ the format einsum inputs are rounded to, e.g. tf32; `-`: none). --json: the same
             std::vector<std::vector<std::string>> table = {head};
             for (const Row& r : rows) {
               table.push_back({r.name, r.ops, r.dtypes, r.reductions, r.semantics, r.nan, r.factoring, r.strided,
-                               r.vjp ? "yes" : "no", r.vjp ? r.tie_rule : "-", join_map(r.accumulate), join_map(r.round_inputs),
+                               r.vjp ? "yes" : "no", r.vjp ? r.tie_rule : "-", join_map(r.accumulate),
+                               join_map(r.round_inputs),
                                r.status == "ok" ? r.version : r.version + " [" + r.status + "]"});
             }
             std::vector<std::size_t> width(head.size(), 0);

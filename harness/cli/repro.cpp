@@ -4,7 +4,6 @@
 #include <iostream>
 #include <memory>
 
-#include "einfuzz/core/case_origin.hpp"
 #include "einfuzz/harness/repro.hpp"
 #include "subcommand.hpp"
 
@@ -22,9 +21,9 @@ when the divergence shows, 0 when it does not (a fixed library), 2 when it canno
   eigen, xtensor: C++ (the build command is in the program's first lines)
 
 Inputs cross exactly (f16 and bf16 as their 16-bit patterns); the header names the dtype and the
-precision profile (accumulate, round_inputs) the case is judged under: --profile P when given, else a
-profile surprise's origin.profile (as replay judges it), else the backend's declared one. A dtype the backend does not
-declare (numpy bf16, xtensor f16/bf16) is never judged on it, so it is refused.
+precision profile (accumulate, round_inputs) the case is judged under: --profile P when given, else
+a profile surprise's origin.profile (as replay judges it), else the backend's declared one. A dtype
+the backend does not declare (numpy bf16, xtensor f16/bf16) is never judged on it, so it is refused.
 Value mismatches, special-value mismatches, mismatch(shape) and reject-disagree are reproducible;
 crashes, timeouts and protocol faults are not (they are the adapter's or the process's).
 Exit status: 0 the program was written, 2 bad input (unreadable case, unknown or unavailable
@@ -52,10 +51,9 @@ Subcommand add_repro(CLI::App& app) {
   return {cmd, [st] {
             const auto c = read_case_argument(st->case_file, st->run.limits);
             if (!c) return 2;
-            // The program judges under --profile, else a profile surprise's origin.profile (make_repro);
-            // the verdict printed beside it is taken under the same one.
+            // The verdict printed beside the program is taken under the profile the program judges with.
             RunOptions judged = st->run;
-            if (!judged.profile) judged.profile = origin_profile(*c);
+            judged.profile = repro_profile(*c, st->run);
             if (judged.profile) {
               if (const auto problem = profile_option_problem(*c, *judged.profile)) {
                 std::cerr << render(*problem) << "\n";

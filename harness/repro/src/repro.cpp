@@ -176,6 +176,10 @@ std::string bits16_list(const Tensor& t, const char* open, const char* close, st
 
 }  // namespace detail
 
+std::optional<PrecisionProfile> repro_profile(const Case& c, const RunOptions& run) {
+  return run.profile ? run.profile : origin_profile(c);
+}
+
 std::vector<std::string> repro_backend_names() {
   return {"numpy", "numpy-opt", "torch", "torch-path-right", "torch-path-outer", "eigen", "xtensor"};
 }
@@ -212,13 +216,10 @@ Result<ReproProgram> make_repro(const Case& c, std::string_view backend, const C
   PrecisionProfile profile = storage_profile(c.dtype);
   std::string profile_source = "the declared one";
   if (is_float(c.dtype)) {
-    std::optional<PrecisionProfile> chosen = options.run.profile;
-    if (chosen) {
-      profile_source = "--profile";
-    } else if ((chosen = origin_profile(c))) {
-      profile_source = "the case's origin.profile: a profile surprise, which passes under the declared one";
-    }
-    if (chosen) {
+    if (const std::optional<PrecisionProfile> chosen = repro_profile(c, options.run)) {
+      profile_source = options.run.profile
+                           ? "--profile"
+                           : "the case's origin.profile: a profile surprise, which passes under the declared one";
       if (auto bad = profile_option_problem(c, *chosen)) return std::move(*bad);
       profile = *chosen;
     } else {

@@ -3,6 +3,7 @@
 // case, prints what it returns and what the semantics require, and exits 1 when they disagree.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,6 +33,11 @@ struct ReproOptions {
 /// The backends `repro` writes programs for: numpy, numpy-opt, torch, torch-path-right,
 /// torch-path-outer (Python), eigen, xtensor (C++).
 std::vector<std::string> repro_backend_names();
+
+/// The precision profile make_repro judges a float case `c` under instead of the backend's declared
+/// one (ORACLE §8): `run.profile` (--profile) when set, else a profile surprise's origin.profile;
+/// nullopt for the declared one.
+std::optional<PrecisionProfile> repro_profile(const Case& c, const RunOptions& run);
 
 /// The program for case `c` on library backend `backend`, whose declared capabilities are `caps`
 /// (factoring and NaN profile decide what the semantics accept, as in the judge). Per output element
