@@ -73,6 +73,11 @@ class TermTruth {
   /// `term` is the finite term (m = 0: none), `grow` its Π max(1,|x|) (m = 0: K = 0); `rounded`
   /// gets ŝ* for the finite class.
   void compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t, T& rounded);
+  /// The few-term element without GMP, for every float format (not under a profile): when the
+  /// finite terms (finite_terms_) and the growth terms (grow_terms_) each span at most 139 bits
+  /// with their carries, S, s and M are 192-bit integers and γ·S fits 192. False, with nothing
+  /// written, when they do not fit (the caller takes the digit accumulators and GMP).
+  bool compute_fixed(const ExactTerm& max_grow, KConstants& c, ElementTruth& t);
 
   FormatConstants fc_;
   int k_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include "einfuzz/core/half.hpp"
 #include "exact_sum.hpp"
@@ -134,14 +135,15 @@ template <int Parts>
 template <class T>
 T BasicExact<Parts>::round(Rounding mode) const {
   if (general_) return u_.dyadic.template round<T>(mode);
-  // The 16-bit formats (ORACLE §8's f16/bf16 truths) round through the general Dyadic.
-  if constexpr (is_half_type_v<T>) {
-    return dyadic().template round<T>(mode);
-  } else {
   const FixedDyadic high = part(0);
   if (high.is_zero()) return T(0);
   const FixedDyadic low = Parts > 1 ? part(Parts - 1) : FixedDyadic{};
   if (Parts == 1 || low.is_zero()) return round_part<T>(high.m, high.e, negative_, mode);
+  // Two parts rounded to a 16-bit format (never needed by the oracle: its bounds round to double)
+  // take the general Dyadic.
+  if constexpr (is_half_type_v<T>) {
+    return dyadic().template round<T>(mode);
+  } else {
   // high + low lies in (high, high + 2^e') for any e' with low < 2^e' that still writes high as an
   // integer times 2^e'. If T's quantum at high's binade is at least 2^(e'+1), that open interval
   // holds no T and no rounding midpoint (nor the overflow threshold), so high + 2^(e'−1) rounds alike.
@@ -203,6 +205,27 @@ std::optional<FixedDyadic> fixed_distance(const Exact& s, T r) {
 }
 template std::optional<FixedDyadic> fixed_distance<float>(const Exact&, float);
 template std::optional<FixedDyadic> fixed_distance<double>(const Exact&, double);
+template std::optional<FixedDyadic> fixed_distance<Float16>(const Exact&, Float16);
+template std::optional<FixedDyadic> fixed_distance<BFloat16>(const Exact&, BFloat16);
+
+bool fixed_add(const FixedDyadic& a, const FixedDyadic& b, FixedDyadic& out) noexcept {
+  if (a.is_zero() || b.is_zero()) {
+    out = a.is_zero() ? b : a;
+    return true;
+  }
+  const long e = std::min(a.e, b.e);
+  if (std::max(a.top(), b.top()) + 1 - e > 192) return false;  // both below 2^max(top): the sum one bit more
+  out = FixedDyadic{a.m.shifted_left(static_cast<int>(a.e - e)) + b.m.shifted_left(static_cast<int>(b.e - e)), e};
+  return true;
+}
+
+bool order_parts(FixedDyadic& high, FixedDyadic& low) noexcept {
+  if (high.is_zero()) std::swap(high, low);
+  if (low.is_zero() || low.top() <= high.e) return true;
+  if (!fixed_add(high, low, high)) return false;
+  low = FixedDyadic{};
+  return true;
+}
 
 std::optional<bool> fixed_at_most(const FixedDyadic& x, const ExactBound& b) {
   if (!b.is_fixed() || b.negative()) return std::nullopt;

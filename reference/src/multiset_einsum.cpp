@@ -232,10 +232,17 @@ typename TermTruth<T>::KConstants& TermTruth<T>::constants(std::int64_t K) {
     // TF32 they must stay below TF32's Ω, not only the accumulator's.
     FormatConstants partial = p.acc;
     if (p.rounds_inputs) partial.omega = std::min(partial.omega, p.in.omega);
-    // gamma_parts / underflow_parts stay 0: a profile never takes the fixed-width one-term path.
-    it = by_k_.emplace(K, KConstants{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
-                                     OverflowCertificate(N1, partial, p.rounds_inputs ? p.in.digits - 1 : 0, ni)})
-             .first;
+    KConstants kc{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
+                  OverflowCertificate(N1, partial, p.rounds_inputs ? p.in.digits - 1 : 0, ni)};
+    // The few-term fixed path's parts (without rounded inputs, whose second underflow term it
+    // does not carry): γ and (k−1)·growth·η_a as (odd mantissa, exponent).
+    if (std::isfinite(gamma) && gamma > 0) kc.gamma_parts = decompose(gamma);
+    const double scale = mul_up(static_cast<double>(k_ - 1), growth);
+    if (!p.rounds_inputs && k_ >= 2 && std::isfinite(scale)) {
+      kc.underflow_parts = decompose(scale);
+      kc.underflow_parts.exponent += p.acc.eta_exponent;
+    }
+    it = by_k_.emplace(K, std::move(kc)).first;
   }
   if (it == by_k_.end()) {
     const std::int64_t N = K + k_ - 2;
@@ -397,15 +404,17 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
                   : neg_inf                 ? ValueClass::neg_inf
                                             : ValueClass::finite;
   bool single = false;  // ŝ* already rounded
-  // The fixed-width one-term path computes §2's bound for f32/f64: not under a profile, nor for
-  // the 16-bit formats (the general path is exact for every format).
-  if (path_ == ExactPath::fixed && !profile_ && !is_half_type_v<T> && finite_terms.size() <= 1 &&
-      grow_terms.size() <= 1 && !any_wide) {
-    // One term at most (passthrough, diagonals, outer products, most VJP elements): no GMP.
+  // The fixed-width paths: the one-term one computes §2's bound for f32/f64, the few-term one §2's
+  // or §8's (the general path is exact for every format and profile).
+  const bool fixed = path_ == ExactPath::fixed && !any_wide;
+  if (fixed && !profile_ && !is_half_type_v<T> && finite_terms.size() <= 1 && grow_terms.size() <= 1) {
+    // One term at most (passthrough, diagonals, outer products, most VJP elements) in f32/f64.
     const ExactTerm none{0, 0};
     compute_single(finite_terms.empty() ? none : finite_terms.front(), grow_terms.empty() ? none : grow_terms.front(),
                    c, t, r);
     single = true;
+  } else if (fixed && compute_fixed(max_grow, c, t)) {
+    // A few terms (contractions, the 16-bit formats, profiles) in 192-bit integers: no GMP.
   } else {
     long base = 0, bits = 0;
     window(finite_terms, base, bits);
@@ -546,6 +555,113 @@ void TermTruth<T>::compute_single(const ExactTerm& term, const ExactTerm& grow, 
   }
 }
 
+namespace {
+
+/// The exact sum of non-negative terms m·2^e in 192 bits over [lo, ...), or false when the terms
+/// with their carries span more than `limit` bits.
+struct FixedSum {
+  U192 pos, neg;  // the two signs' sums, in units of 2^lo
+  long lo = 0;
+};
+
+bool fixed_sum(const std::vector<ExactTerm>& terms, int limit, FixedSum& out) {
+  out = FixedSum{};
+  if (terms.empty()) return true;
+  long lo = terms.front().e, hi = terms.front().e + terms.front().bits;
+  for (const ExactTerm& x : terms) {
+    lo = std::min(lo, x.e);
+    hi = std::max(hi, x.e + x.bits);
+  }
+  // Each term is below 2^(hi − lo) in units of 2^lo; the sum of n of them below n·2^(hi − lo).
+  const int carry_bits = 64 - __builtin_clzll(static_cast<std::uint64_t>(terms.size()));
+  if (hi - lo + carry_bits > limit) return false;
+  out.lo = lo;
+  for (const ExactTerm& x : terms) {
+    const U192 v = U192::of(x.m).shifted_left(static_cast<int>(x.e - lo));
+    (x.negative ? out.neg : out.pos) = (x.negative ? out.neg : out.pos) + v;
+  }
+  return true;
+}
+
+}  // namespace
+
+template <class T>
+bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, KConstants& c, ElementTruth& t) {
+  // 139 bits: γ's and the underflow scale's mantissas have at most 53, and their products with S
+  // and M must fit 192.
+  constexpr int kLimit = 192 - 53;
+  FixedSum sum, grow;
+  if (!fixed_sum(finite_terms_, kLimit, sum) || !fixed_sum(grow_terms_, kLimit, grow)) return false;
+  // Rounded inputs add a second underflow term (and an input-overflow check): the general path.
+  if (profile_ && profile_->rounds_inputs) return false;
+  const bool bounded = !std::isinf(c.gamma);
+  if (bounded && c.gamma != 0 && c.gamma_parts.mantissa == 0) return false;
+  if (bounded && k_ >= 2 && c.underflow_parts.mantissa == 0) return false;
+  const U192 abs = sum.pos + sum.neg;  // S(o), exact
+  const bool negative = compare(sum.neg, sum.pos) > 0;
+  const FixedDyadic magnitude{negative ? sum.neg - sum.pos : sum.pos - sum.neg, sum.lo};  // |s(o)|
+  // The bound's parts, before anything is written: §2's γ·S and U (none for the passthrough), or
+  // §8's E_a + u_o·(|s| + E_a) + η_o as one part.
+  FixedDyadic high, low;
+  bool final_ok = true;  // §8's |s| + E_a < Ω_o
+  if (bounded && (c.gamma != 0 || profile_)) {
+    if (c.gamma != 0) high = {U192::product(c.gamma_parts.mantissa, abs), c.gamma_parts.exponent + sum.lo};
+    if (k_ >= 2) low = {U192::product(c.underflow_parts.mantissa, grow.pos), c.underflow_parts.exponent + grow.lo};
+    if (!profile_) {
+      if (!order_parts(high, low)) return false;
+    } else {
+      const FormatConstants& out = profile_->out;
+      FixedDyadic e, reach;
+      if (!fixed_add(high, low, e) || !fixed_add(magnitude, e, reach) ||
+          !fixed_add(e, FixedDyadic{reach.m, reach.e - out.digits}, high) ||
+          !fixed_add(high, FixedDyadic{U192::of(1), out.eta_exponent}, high)) {
+        return false;
+      }
+      low = FixedDyadic{};
+      const Decomposed omega = decompose(out.omega);
+      final_ok = compare(reach, FixedDyadic{U192::of(omega.mantissa), omega.exponent}) < 0;
+    }
+  } else if (profile_) {
+    final_ok = false;
+  }
+  if (t.value_class != ValueClass::finite) final_ok = true;
+  t.exact.set_fixed({magnitude}, negative);
+  Exact value;  // S and M, each rounded through the fixed Exact
+  value.set_fixed({FixedDyadic{abs, sum.lo}}, false);
+  t.abs_sum = value.round<double>(Rounding::up);
+  value.set_fixed({FixedDyadic{grow.pos, grow.lo}}, false);
+  t.magnitude = value.round<double>(Rounding::up);
+  const double magnitude_down = value.round<double>(Rounding::down);
+  // §2/§3's certificates (§8: of the partial results, against the accumulator's Ω), as the general
+  // path decides them (Dyadics only where the doubles alone cannot decide).
+  bool partial;
+  if (grow.pos.is_zero()) {
+    partial = true;
+  } else if (const std::optional<bool> quick = c.sum_certificate.decide(t.magnitude, magnitude_down)) {
+    partial = *quick;
+  } else {
+    partial = c.sum_certificate.below_omega(FixedDyadic{grow.pos, grow.lo}.dyadic(), t.magnitude, magnitude_down);
+  }
+  bool partial_nonfactoring = partial;
+  if (!partial) {
+    const Dyadic max_p = max_grow.m == 0 ? Dyadic() : Dyadic::of_u128(max_grow.m, max_grow.e, false);
+    partial_nonfactoring = product_certificate_.below_omega(max_p) &&
+                           c.sum_certificate.below_omega(FixedDyadic{abs, sum.lo}.dyadic());
+  }
+  t.no_overflow = partial && final_ok;
+  t.no_overflow_nonfactoring = partial_nonfactoring && final_ok;
+  t.bounded = bounded;
+  if (bounded && c.gamma == 0 && !profile_) {  // the passthrough: exact
+    t.bound = 0;
+  } else if (bounded) {
+    t.scaled_bound.set_fixed({high, low}, false);
+    t.bound = t.scaled_bound.round<double>(Rounding::up);
+  } else {
+    t.bound = std::numeric_limits<double>::infinity();
+  }
+  return true;
+}
+
 template class TermTruth<float>;
 template class TermTruth<double>;
 template class TermTruth<Float16>;
@@ -613,6 +729,11 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
                                const PrecisionProfile& profile) {
   return multiset_of(einsum, inputs, ExactPath::fixed, &profile);
+}
+
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
+                               const PrecisionProfile& profile, ExactPath path) {
+  return multiset_of(einsum, inputs, path, &profile);
 }
 
 }  // namespace einfuzz::reference

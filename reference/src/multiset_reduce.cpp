@@ -7,6 +7,7 @@
 
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
+#include "einfuzz/reference/exact_fixed.hpp"
 #include "element_truth.hpp"
 #include "exact_bounds.hpp"
 #include "materialise.hpp"
@@ -61,14 +62,100 @@ void profile_additive(ElementTruth& t, const Dyadic& abs_exact, std::int64_t n, 
   t.no_overflow_nonfactoring = t.no_overflow;
 }
 
+/// The finite values' two signed sums in 192-bit integers (units of 2^lo), when their window with
+/// its carries spans at most `limit` bits; false otherwise.
+template <class T>
+bool fixed_fibre_sum(std::span<const T> fibre, int limit, U192& pos, U192& neg, long& lo) {
+  long hi = 0;
+  std::uint64_t count = 0;
+  lo = 0;
+  for (T x : fibre) {
+    if (!std::isfinite(x) || x == 0) continue;
+    const detail::Decomposed d = detail::decompose(x);
+    const long top = d.exponent + 64 - __builtin_clzll(d.mantissa);
+    lo = count ? std::min(lo, d.exponent) : d.exponent;
+    hi = count ? std::max(hi, top) : top;
+    ++count;
+  }
+  pos = neg = U192{};
+  if (count == 0) return true;
+  if (hi - lo + (64 - __builtin_clzll(count)) > limit) return false;
+  for (T x : fibre) {
+    if (!std::isfinite(x) || x == 0) continue;
+    const detail::Decomposed d = detail::decompose(x);
+    U192& side = std::signbit(x) ? neg : pos;
+    side = side + U192::of(d.mantissa).shifted_left(static_cast<int>(d.exponent - lo));
+  }
+  return true;
+}
+
+/// additive_truth's exact values, certificate and §4 bound in 192-bit integers (no profile): false,
+/// with nothing written, when the fibre's window is too wide. The same values as the Dyadic path.
+template <class T>
+bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& fc, ElementTruth& t) {
+  const auto n = static_cast<std::int64_t>(fibre.size());
+  U192 pos, neg;
+  long lo = 0;
+  // γ's mantissa has at most 53 bits: γ·S must fit 192.
+  if (!fixed_fibre_sum(fibre, 192 - 53, pos, neg, lo)) return false;
+  const double gamma = mean ? gamma_up(n + 2, fc.u) : gamma_up(n >= 2 ? n : 0, fc.u);
+  const bool bounded = !std::isinf(gamma);
+  const U192 abs = pos + neg;
+  FixedDyadic high, low;
+  if (bounded && gamma != 0 && !abs.is_zero()) {
+    const detail::Decomposed g = detail::decompose(gamma);
+    high = {U192::product(g.mantissa, abs), g.exponent + lo};
+  }
+  if (mean) low = {U192::of(static_cast<u128>(std::max<std::int64_t>(n, 1))), fc.eta_exponent};
+  if (!order_parts(high, low)) return false;
+  const bool negative = compare(neg, pos) > 0;
+  t.exact.set_fixed({FixedDyadic{negative ? neg - pos : pos - neg, lo}}, negative);
+  Exact s;
+  s.set_fixed({FixedDyadic{abs, lo}}, false);
+  t.abs_sum = s.round<double>(Rounding::up);
+  t.magnitude = t.abs_sum;
+  // Σ|x|·(1+u)^n < Ω, as OverflowCertificate::below_omega decides it.
+  if (abs.is_zero()) {
+    t.no_overflow = true;
+  } else {
+    detail::OverflowCertificate certificate(n, fc);
+    const double down = s.round<double>(Rounding::down);
+    const std::optional<bool> quick = certificate.decide(t.abs_sum, down);
+    t.no_overflow = quick ? *quick : certificate.below_omega(s.dyadic(), t.abs_sum, down);
+  }
+  t.no_overflow_nonfactoring = t.no_overflow;
+  if (mean) t.divisor = std::max<std::int64_t>(n, 1);
+  t.bounded = bounded;
+  t.scaled_bound.set_fixed({high, low}, false);
+  return true;
+}
+
 /// sum and mean: the einsum rules with one factor per term (k = 1, K = n, so N' = n for n >= 2).
 template <class T>
 ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatConstants& fc,
-                            const std::optional<detail::ProfileBound>& profile) {
+                            const std::optional<detail::ProfileBound>& profile, ExactPath path) {
   ElementTruth t;
   const auto n = static_cast<std::int64_t>(fibre.size());
   t.terms = n;
   t.factors = 1;
+  if (path == ExactPath::fixed && !profile && fixed_additive(fibre, mean, fc, t)) {
+    // The special class from the non-finite values (the finite ones are summed above).
+    bool pos_inf = false, neg_inf = false;
+    for (T x : fibre) {
+      if (std::isnan(x)) {
+        t.nan_input = true;
+      } else if (std::isinf(x)) {
+        (x < 0 ? neg_inf : pos_inf) = true;
+      }
+    }
+    t.mixed_inf = pos_inf && neg_inf;
+    t.value_class = (t.nan_input || t.mixed_inf) ? ValueClass::nan
+                    : pos_inf                    ? ValueClass::pos_inf
+                    : neg_inf                    ? ValueClass::neg_inf
+                                                 : ValueClass::finite;
+    t.bound = bound_for_report(t);
+    return t;
+  }
   ExactAccumulator sum, abs_sum;
   bool pos_inf = false, neg_inf = false;
   for (T x : fibre) {
@@ -196,7 +283,8 @@ ExtremeTruth extreme_truth(std::span<const T> fibre, bool is_max) {
 }
 
 template <class T>
-MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::optional<detail::ProfileBound>& profile) {
+MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::optional<detail::ProfileBound>& profile,
+                        ExactPath path) {
   const FormatConstants fc = format_constants<T>();
   const std::vector<T> rows = detail::fibre_rows<T>(r, input.values<T>());
   const auto n = static_cast<std::size_t>(r.fibre_size);
@@ -213,7 +301,7 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::
       continue;
     }
     const ElementTruth t = r.kind == Reduction::prod ? product_truth(fibre, fc, profile)
-                                                     : additive_truth(fibre, r.kind == Reduction::mean, fc, profile);
+                                                     : additive_truth(fibre, r.kind == Reduction::mean, fc, profile, path);
     switch (t.value_class) {
       case ValueClass::nan: rounded[o] = std::numeric_limits<T>::quiet_NaN(); break;
       case ValueClass::pos_inf: rounded[o] = std::numeric_limits<T>::infinity(); break;
@@ -229,13 +317,8 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::
   return out;
 }
 
-}  // namespace
-
-MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input) {
-  return multiset_reduce(reduce, input, storage_profile(input.dtype()));
-}
-
-MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile) {
+/// multiset_reduce under `profile` along `path`.
+MultisetReduce multiset_of(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile, ExactPath path) {
   const bool supported = reduce.kind != Reduction::any && reduce.kind != Reduction::all && is_float(input.dtype());
   if (!supported) harness_bug("multiset_reduce called on an exact (integer/bool/any/all) reduce");
   // round_inputs is an einsum (matrix unit) matter, never a reduction's (ORACLE §8).
@@ -244,13 +327,27 @@ MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input,
   MultisetReduce out = visit_dtype(input.dtype(), [&](auto tag) -> MultisetReduce {
     using T = decltype(tag);
     if constexpr (is_float_type_v<T>) {
-      return multiset<T>(reduce, input, bound);
+      return multiset<T>(reduce, input, bound, path);
     } else {
       harness_bug("multiset_reduce called on a non-float reduce");
     }
   });
   if (bound) out.profile = effective;
   return out;
+}
+
+}  // namespace
+
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input) {
+  return multiset_reduce(reduce, input, storage_profile(input.dtype()));
+}
+
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, ExactPath path) {
+  return multiset_of(reduce, input, storage_profile(input.dtype()), path);
+}
+
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile) {
+  return multiset_of(reduce, input, profile, ExactPath::fixed);
 }
 
 }  // namespace einfuzz::reference

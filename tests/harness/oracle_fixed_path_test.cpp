@@ -1,6 +1,7 @@
 // The oracle's machine-integer fast path (exact_fixed.hpp, ExactPath::fixed) against the GMP path
 // it replaces: the same truths, field for field, and the same verdicts on the same results, on
-// random one-term and few-term elements with edge values; and its 192-bit arithmetic against GMP.
+// random one-term and few-term elements and sum/mean fibres with edge values; and its 192-bit
+// arithmetic against GMP.
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/harness/judge.hpp"
 #include "einfuzz/harness/judge_vjp.hpp"
 #include "einfuzz/reference/exact_fixed.hpp"
@@ -31,7 +33,7 @@ using reference::U192;
 using reference::u128;
 
 /// Patterns whose elements have one term (K = 1: products, outer products, diagonals, passthroughs)
-/// or a few, so both branches of the fixed path and the general one meet.
+/// or a few (up to 12), so the one-term and few-term fixed paths and the general one all meet.
 struct Pattern {
   const char* text;
   std::vector<Shape> shapes;
@@ -42,6 +44,9 @@ const std::vector<Pattern>& patterns() {
       {"i i -> i", {{3, 3}}},             {"a, a, a -> a", {{4}, {4}, {4}}}, {"a, a, a, a -> a", {{3}, {3}, {3}, {3}}},
       {"i, i ->", {{4}, {4}}},            {"a b, b -> a", {{2, 3}, {3}}},    {"i j -> j", {{1, 4}}},
       {"i, -> i", {{4}, {}}},             {"i, j -> i", {{3}, {0}}},
+      // Longer contractions: the few-term fixed path's carries and windows.
+      {"i j, j -> i", {{2, 9}, {9}}},     {"a b c, b c -> a", {{2, 3, 4}, {3, 4}}},
+      {"a b, b c, c -> a", {{2, 3}, {3, 2}, {2}}},
   };
   return all;
 }
@@ -93,15 +98,26 @@ void expect_same_verdict(const Verdict& a, const Verdict& b, const std::string& 
 
 /// One value: the oracle's edge profiles (subnormals, near Ω, ±0, every binade, NaN / ±Inf), or
 /// ±(1 + 2^-a)·2^e, whose products are a T plus a tiny tail: results whose distance is any small
-/// fraction of the bound, so every error bin is met.
+/// fraction of the bound, so every error bin is met. A 16-bit format draws any bit pattern of its
+/// own (its subnormals, Ω, NaN and ±Inf), the second kind, or a float of those profiles rounded.
 template <class T>
 T draw(Rng& rng) {
+  if constexpr (is_half_type_v<T>) {
+    if (rng.chance(1, 4)) return T::from_bits(static_cast<std::uint16_t>(rng.next()));
+    if (rng.chance(1, 3)) {
+      const int a = static_cast<int>(rng.between(1, std::numeric_limits<T>::digits - 1));
+      const float v = std::ldexp(1.0f + std::ldexp(1.0f, -a), static_cast<int>(rng.between(-4, 4)));
+      return T(rng.chance(1, 2) ? v : -v);
+    }
+    return T(draw_value<float>(rng, kProfiles[1 + rng.below(std::size(kProfiles) - 1)]));
+  } else {
   if (rng.chance(1, 4)) {
     const int a = static_cast<int>(rng.between(1, std::numeric_limits<T>::digits - 1));
     const T v = std::ldexp(T(1) + std::ldexp(T(1), -a), static_cast<int>(rng.between(-4, 4)));
     return rng.chance(1, 2) ? v : -v;
   }
   return draw_value<T>(rng, kProfiles[1 + rng.below(std::size(kProfiles) - 1)]);
+  }
 }
 
 /// Results to judge near ŝ* (0–3 ulps either side, its negation, ±0) or anywhere (another draw).
@@ -113,12 +129,16 @@ T candidate(Rng& rng, T rounded) {
     case 0: return r;
     case 1: case 2: {
       const int steps = static_cast<int>(rng.below(4));
-      for (int s = 0; s < steps; ++s) r = std::nextafter(r, rng.chance(1, 2) ? inf : -inf);
+      for (int s = 0; s < steps; ++s) r = next_toward(r, rng.chance(1, 2) ? inf : -inf);
       return r;
     }
     case 3: return -r;
     case 4: return rng.chance(1, 2) ? T(0) : -T(0);
-    case 5: return r * (T(1) + std::ldexp(T(1), -static_cast<int>(rng.between(1, std::numeric_limits<T>::digits))));
+    case 5: {
+      using W = std::conditional_t<is_half_type_v<T>, float, T>;  // the 16-bit formats multiply in float
+      const W scale = W(1) + std::ldexp(W(1), -static_cast<int>(rng.between(1, std::numeric_limits<T>::digits)));
+      return T(static_cast<W>(r) * scale);
+    }
     default: return draw<T>(rng);
   }
 }
@@ -138,6 +158,17 @@ void judge_both(const MultisetEinsum& fixed, const MultisetEinsum& general, Rng&
   }
 }
 
+/// A random precision profile valid for T (ORACLE §8): a wider accumulator, sometimes TF32 inputs;
+/// none (the dtype's default, §2) when none is drawn or valid.
+template <class T>
+std::optional<PrecisionProfile> draw_profile(Rng& rng) {
+  if (rng.chance(1, 2)) return std::nullopt;
+  const DType accumulators[] = {DType::f32, DType::f64};
+  PrecisionProfile p{accumulators[rng.below(2)], rng.chance(1, 4) ? InputRounding::tf32 : InputRounding::none};
+  if (!is_valid_profile(dtype_of_v<T>, p) || p == storage_profile(dtype_of_v<T>)) return std::nullopt;
+  return p;
+}
+
 template <class T>
 void both_paths_agree(std::uint64_t seed, bool vjp) {
   Rng rng(seed);
@@ -152,12 +183,17 @@ void both_paths_agree(std::uint64_t seed, bool vjp) {
   }
   const std::string where = std::string(p.text) + (vjp ? " (vjp)" : "") + " seed " + std::to_string(seed);
   std::vector<std::pair<MultisetEinsum, MultisetEinsum>> truths;
+  bool profiled = false;
   if (vjp) {
     Tensor g(dtype_of_v<T>, checked->output_shape);
     for (T& v : g.values<T>()) v = draw<T>(rng);
     reference::MultisetVjp f = reference::multiset_vjp_einsum(*checked, x, g, ExactPath::fixed);
     reference::MultisetVjp h = reference::multiset_vjp_einsum(*checked, x, g, ExactPath::general);
     for (std::size_t m = 0; m < f.inputs.size(); ++m) truths.emplace_back(std::move(f.inputs[m]), std::move(h.inputs[m]));
+  } else if (const std::optional<PrecisionProfile> profile = draw_profile<T>(rng)) {
+    profiled = true;
+    truths.emplace_back(reference::multiset_einsum(*checked, x, *profile, ExactPath::fixed),
+                        reference::multiset_einsum(*checked, x, *profile, ExactPath::general));
   } else {
     truths.emplace_back(reference::multiset_einsum(*checked, x, ExactPath::fixed),
                         reference::multiset_einsum(*checked, x, ExactPath::general));
@@ -177,6 +213,7 @@ void both_paths_agree(std::uint64_t seed, bool vjp) {
   }
   RC_CLASSIFY(fixed > 0, "some elements fixed");
   RC_CLASSIFY(fixed < total, "some elements general");
+  RC_CLASSIFY(profiled && fixed > 0, "profiled, some elements fixed");
 }
 
 RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF64, ()) {
@@ -185,6 +222,65 @@ RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF64, ()) {
 
 RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF32, ()) {
   both_paths_agree<float>(*rc::gen::arbitrary<std::uint64_t>(), *rc::gen::arbitrary<bool>());
+}
+
+RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF16, ()) {
+  both_paths_agree<Float16>(*rc::gen::arbitrary<std::uint64_t>(), false);  // VJPs are f32/f64 (ORACLE §7)
+}
+
+RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathBF16, ()) {
+  both_paths_agree<BFloat16>(*rc::gen::arbitrary<std::uint64_t>(), false);  // VJPs are f32/f64 (ORACLE §7)
+}
+
+/// sum and mean reductions, both paths: the same truths and verdicts (the fixed path sums the
+/// fibre in 192-bit integers when its window allows).
+template <class T>
+void reduce_paths_agree(std::uint64_t seed) {
+  Rng rng(seed);
+  static const std::vector<std::pair<const char*, Shape>> patterns = {
+      {"a b -> a", {3, 4}}, {"a b -> b", {5, 2}}, {"a b c -> a c", {2, 7, 2}}, {"a -> ", {1}}, {"a b -> a", {2, 0}}};
+  const auto& [pattern, shape] = patterns[rng.below(patterns.size())];
+  const char* kind = rng.chance(1, 2) ? "sum" : "mean";
+  const std::vector<std::pair<std::string, std::int64_t>> no_lengths;
+  const auto checked = check_reduce(pattern, kind, shape, no_lengths, dtype_of_v<T>);
+  if (!checked.ok()) return;  // mean over an empty fibre
+  Tensor x(dtype_of_v<T>, shape);
+  for (T& v : x.values<T>()) v = draw<T>(rng);
+  const std::string where = std::string(pattern) + " " + kind + " seed " + std::to_string(seed);
+  const reference::MultisetReduce f = reference::multiset_reduce(*checked, x, ExactPath::fixed);
+  const reference::MultisetReduce g = reference::multiset_reduce(*checked, x, ExactPath::general);
+  RC_ASSERT(f.elements.size() == g.elements.size());
+  const auto fr = f.rounded.template values<T>(), gr = g.rounded.template values<T>();
+  std::size_t fixed = 0;
+  for (std::size_t i = 0; i < f.elements.size(); ++i) {
+    RC_ASSERT(!g.elements[i].exact.is_fixed());
+    if (f.elements[i].exact.is_fixed()) ++fixed;
+    expect_same_truth(f.elements[i], g.elements[i], where + " element " + std::to_string(i));
+    RC_ASSERT(same_bits(fr[i], gr[i]));
+  }
+  for (int round = 0; round < 4; ++round) {
+    Tensor actual = f.rounded;
+    for (T& v : actual.values<T>()) v = candidate<T>(rng, v);
+    for (const bool strict : {false, true}) {
+      expect_same_verdict(judge_any_order(f, actual, NanProfile::propagate, strict),
+                          judge_any_order(g, actual, NanProfile::propagate, strict), where);
+    }
+  }
+  RC_CLASSIFY(fixed > 0, "some elements fixed");
+  RC_CLASSIFY(fixed < f.elements.size(), "some elements general");
+}
+
+RC_GTEST_PROP(OracleFixedPath, ReduceTruthsAndVerdictsEqualTheGeneralPathF64, ()) {
+  reduce_paths_agree<double>(*rc::gen::arbitrary<std::uint64_t>());
+}
+RC_GTEST_PROP(OracleFixedPath, ReduceTruthsAndVerdictsEqualTheGeneralPathF32, ()) {
+  reduce_paths_agree<float>(*rc::gen::arbitrary<std::uint64_t>());
+}
+RC_GTEST_PROP(OracleFixedPath, ReduceTruthsAndVerdictsEqualTheGeneralPathF16, ()) {
+  reduce_paths_agree<Float16>(*rc::gen::arbitrary<std::uint64_t>());
+}
+RC_GTEST_PROP(OracleFixedPath, ReduceTruthsAndVerdictsEqualTheGeneralPathBF16, ()) {
+  reduce_paths_agree<BFloat16>(*rc::gen::arbitrary<std::uint64_t>());
 }
 
 TEST(OracleFixedPath, TheDotVjpTakesTheFixedPath) {
@@ -264,6 +360,14 @@ RC_GTEST_PROP(OracleFixedPath, FixedArithmeticEqualsGmp, ()) {
   reference::Exact s;
   const FixedDyadic sm{draw_mantissa(rng, static_cast<int>(rng.between(0, 127))), static_cast<long>(rng.between(-1200, 1000))};
   s.set_fixed({sm}, rng.chance(1, 2));
+  // One part rounded to the 16-bit formats, near their ranges (up to 192 bits: the 120-bit cut).
+  reference::Exact h;
+  const int h_bits = static_cast<int>(rng.between(0, 192));
+  h.set_fixed({FixedDyadic{draw_mantissa(rng, h_bits), static_cast<long>(rng.between(-170, 130)) - h_bits}}, rng.chance(1, 2));
+  for (const Rounding mode : {Rounding::nearest_even, Rounding::up, Rounding::down}) {
+    RC_ASSERT(same_bits(h.round<Float16>(mode), h.dyadic().round<Float16>(mode)));
+    RC_ASSERT(same_bits(h.round<BFloat16>(mode), h.dyadic().round<BFloat16>(mode)));
+  }
   const double approx = s.round<double>(Rounding::nearest_even);
   double r = std::isfinite(approx) ? approx : std::numeric_limits<double>::max();
   if (rng.chance(1, 2)) r = std::nextafter(r, rng.chance(1, 2) ? 0.0 : -r);

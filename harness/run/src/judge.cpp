@@ -138,14 +138,13 @@ Dyadic distance(const ElementTruth& t, T r) {
   return (Dyadic::of(r) * Dyadic(t.divisor, 0) - t.exact.as_dyadic(scratch)).abs();
 }
 
-/// error_bin(distance(t, r), t.scaled_bound) without GMP, for a fixed-width truth (one-term
+/// error_bin(distance(t, r), t.scaled_bound) without GMP, for a fixed-width truth (few-term
 /// elements: exact_fixed.hpp), or nullopt where the machine integers cannot decide it. The same
 /// decisions as error_bin, step for step.
 template <class T>
 std::optional<int> fixed_error_bin(const ElementTruth& t, T r) {
   if (t.divisor != 1 || !t.exact.is_fixed() || !t.scaled_bound.is_fixed()) return std::nullopt;
-  std::optional<reference::FixedDyadic> d;
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) d = reference::fixed_distance(t.exact, r);
+  const std::optional<reference::FixedDyadic> d = reference::fixed_distance(t.exact, r);
   if (!d) return std::nullopt;
   if (d->is_zero()) return 0;
   constexpr int over = static_cast<int>(kErrorBins) - 1;

@@ -26,6 +26,18 @@ struct U192 {
              static_cast<std::uint64_t>(p1 >> 64) + static_cast<std::uint64_t>(mid >> 64)}};
   }
 
+  /// a·b exactly; the caller guarantees a·b < 2^192.
+  static U192 product(std::uint64_t a, const U192& b) noexcept {
+    U192 out;
+    std::uint64_t carry = 0;
+    for (int i = 0; i < 3; ++i) {
+      const u128 p = u128(a) * b.w[i] + carry;
+      out.w[i] = static_cast<std::uint64_t>(p);
+      carry = static_cast<std::uint64_t>(p >> 64);
+    }
+    return out;
+  }
+
   bool is_zero() const noexcept { return (w[0] | w[1] | w[2]) == 0; }
   /// Number of significant bits (0 for zero).
   int bit_length() const noexcept {
@@ -153,6 +165,7 @@ class BasicExact {
   T round(Rounding mode) const;
   template <class T>
   T round_quotient(std::int64_t n, Rounding mode) const {
+    if (n == 1) return round<T>(mode);  // as Dyadic::round_quotient: without GMP when fixed
     return dyadic().template round_quotient<T>(n, mode);
   }
   Dyadic abs() const { return dyadic().abs(); }
@@ -210,6 +223,15 @@ using ExactBound = BasicExact<2>;
 
 extern template class BasicExact<1>;
 extern template class BasicExact<2>;
+
+/// out = a + b in one fixed part, when the sum fits 192 bits (else false, out unchanged); out may
+/// be a or b.
+bool fixed_add(const FixedDyadic& a, const FixedDyadic& b, FixedDyadic& out) noexcept;
+
+/// high + low rewritten as ExactBound::set_fixed's parts without changing their sum: a zero part
+/// last, low below high's last bit, or both as one part when they overlap and the sum fits 192
+/// bits; false (nothing changed but the order) when it does not.
+bool order_parts(FixedDyadic& high, FixedDyadic& low) noexcept;
 
 /// |r − s| for a finite r and a fixed s, when it fits 192 bits (else nullopt).
 template <class T>

@@ -75,12 +75,18 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
                                const PrecisionProfile& profile);
 
 /// Which exact arithmetic the per-element truth uses. `fixed` (the two-argument default) computes
-/// one-term elements in machine integers (exact_fixed.hpp) and everything else in GMP; `general`
-/// always uses the GMP accumulators. Both give the same values; `general` exists so tests can show it.
+/// elements whose terms span few enough bits in machine integers (exact_fixed.hpp: one-term and
+/// few-term einsum elements under any profile without input rounding, default-profile sums and
+/// means) and
+/// everything else in GMP; `general` always uses the GMP accumulators. Both give the same values;
+/// `general` exists so tests can show it.
 enum class ExactPath { fixed, general };
 
 /// The two-argument multiset_einsum with the exact arithmetic chosen.
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path);
+/// The same under a precision `profile`.
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
+                               const PrecisionProfile& profile, ExactPath path);
 
 /// What any correct min/max must return for one fibre, per NaN profile (ORACLE.md §4–§5).
 struct ExtremeTruth {
@@ -107,6 +113,8 @@ MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input)
 /// The same under a precision `profile` (ORACLE §8: sum as k = 1, prod as one term of n factors,
 /// mean's two extra roundings; min/max exact; `round_inputs` never applies to reductions).
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile);
+/// The two-argument multiset_reduce with the exact arithmetic chosen.
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, ExactPath path);
 
 /// Unit roundoff, half the smallest subnormal, and Ω of a float type (ORACLE.md §2), as doubles.
 /// For f64, η = 2^-1075 is not a double: `eta` is rounded up to 2^-1074 (an upper bound, for
