@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <utility>
 
 #include "einfuzz/reference/multiset.hpp"
 #include "einfuzz/core/harness_bug.hpp"
@@ -292,6 +293,11 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::
   out.kind = r.kind;
   out.rounded = Tensor(dtype_of_v<T>, r.output_shape);
   auto rounded = out.rounded.values<T>();
+  if (r.kind == Reduction::min || r.kind == Reduction::max) {
+    out.extremes.reserve(rounded.size());
+  } else {
+    out.elements.reserve(rounded.size());
+  }
   for (std::size_t o = 0; o < rounded.size(); ++o) {
     const std::span<const T> fibre = std::span<const T>(rows).subspan(n == 0 ? 0 : o * n, n);
     if (r.kind == Reduction::min || r.kind == Reduction::max) {
@@ -300,8 +306,8 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::
       out.extremes.push_back(t);
       continue;
     }
-    const ElementTruth t = r.kind == Reduction::prod ? product_truth(fibre, fc, profile)
-                                                     : additive_truth(fibre, r.kind == Reduction::mean, fc, profile, path);
+    ElementTruth t = r.kind == Reduction::prod ? product_truth(fibre, fc, profile)
+                                               : additive_truth(fibre, r.kind == Reduction::mean, fc, profile, path);
     switch (t.value_class) {
       case ValueClass::nan: rounded[o] = std::numeric_limits<T>::quiet_NaN(); break;
       case ValueClass::pos_inf: rounded[o] = std::numeric_limits<T>::infinity(); break;
@@ -312,7 +318,7 @@ MultisetReduce multiset(const CheckedReduce& r, const Tensor& input, const std::
         break;
       }
     }
-    out.elements.push_back(t);
+    out.elements.push_back(std::move(t));
   }
   return out;
 }
