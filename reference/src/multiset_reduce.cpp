@@ -139,35 +139,13 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
   const auto n = static_cast<std::int64_t>(fibre.size());
   t.terms = n;
   t.factors = 1;
-  if (path == ExactPath::fixed && !profile && fixed_additive(fibre, mean, fc, t)) {
-    // The special class from the non-finite values (the finite ones are summed above).
-    bool pos_inf = false, neg_inf = false;
-    for (T x : fibre) {
-      if (std::isnan(x)) {
-        t.nan_input = true;
-      } else if (std::isinf(x)) {
-        (x < 0 ? neg_inf : pos_inf) = true;
-      }
-    }
-    t.mixed_inf = pos_inf && neg_inf;
-    t.value_class = (t.nan_input || t.mixed_inf) ? ValueClass::nan
-                    : pos_inf                    ? ValueClass::pos_inf
-                    : neg_inf                    ? ValueClass::neg_inf
-                                                 : ValueClass::finite;
-    t.bound = bound_for_report(t);
-    return t;
-  }
-  ExactAccumulator sum, abs_sum;
+  // The special class from the non-finite values (§3 with k = 1).
   bool pos_inf = false, neg_inf = false;
   for (T x : fibre) {
     if (std::isnan(x)) {
       t.nan_input = true;
     } else if (std::isinf(x)) {
       (x < 0 ? neg_inf : pos_inf) = true;
-    } else {
-      const Dyadic d = Dyadic::of(x);
-      sum.add(d);
-      abs_sum.add(d.abs());
     }
   }
   t.mixed_inf = pos_inf && neg_inf;
@@ -175,6 +153,18 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
                   : pos_inf                    ? ValueClass::pos_inf
                   : neg_inf                    ? ValueClass::neg_inf
                                                : ValueClass::finite;
+  if (path == ExactPath::fixed && !profile && fixed_additive(fibre, mean, fc, t)) {
+    t.bound = bound_for_report(t);
+    return t;
+  }
+  // The finite values' sums in GMP.
+  ExactAccumulator sum, abs_sum;
+  for (T x : fibre) {
+    if (!std::isfinite(x)) continue;
+    const Dyadic d = Dyadic::of(x);
+    sum.add(d);
+    abs_sum.add(d.abs());
+  }
   t.exact = sum.value();
   const Dyadic abs_exact = abs_sum.value();
   t.abs_sum = abs_exact.round<double>(Rounding::up);
