@@ -90,44 +90,71 @@ bool fixed_fibre_sum(std::span<const T> fibre, int limit, U192& pos, U192& neg, 
   return true;
 }
 
-/// additive_truth's exact values, certificate and §4 bound in 192-bit integers (no profile): false,
-/// with nothing written, when the fibre's window is too wide. The same values as the Dyadic path.
+/// additive_truth's exact values, certificates and bound (§4, or §8's under `profile`, as
+/// profile_additive computes it) in 192-bit integers: false, with nothing written, when the fibre's
+/// window or the bound's parts do not fit. The same values as the Dyadic path; t.value_class is set.
 template <class T>
-bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& fc, ElementTruth& t) {
+bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& fc,
+                    const std::optional<detail::ProfileBound>& profile, ElementTruth& t) {
   const auto n = static_cast<std::int64_t>(fibre.size());
   U192 pos, neg;
   long lo = 0;
   // γ's mantissa has at most 53 bits: γ·S must fit 192.
   if (!fixed_fibre_sum(fibre, 192 - 53, pos, neg, lo)) return false;
-  const double gamma = mean ? gamma_up(n + 2, fc.u) : gamma_up(n >= 2 ? n : 0, fc.u);
+  const FormatConstants& acc = profile ? profile->acc : fc;  // where the partial sums are held
+  const std::int64_t divisor = mean ? std::max<std::int64_t>(n, 1) : 1;
+  const double gamma =
+      profile ? detail::expm1_up(static_cast<double>(std::max<std::int64_t>(n - 1, 0) + (mean ? 3 : 0)) * acc.u)
+              : mean ? gamma_up(n + 2, fc.u) : gamma_up(n >= 2 ? n : 0, fc.u);
   const bool bounded = !std::isinf(gamma);
   const U192 abs = pos + neg;
+  const bool negative = compare(neg, pos) > 0;
+  const FixedDyadic magnitude{negative ? neg - pos : pos - neg, lo};  // |s|
+  // B·n = γ·S (+ n·η for a mean); under a profile E_a·n likewise, then the final conversion
+  // E_a + u_o·(|s| + E_a) + η_o (all scaled by n), one part.
   FixedDyadic high, low;
   if (bounded && gamma != 0 && !abs.is_zero()) {
     const detail::Decomposed g = detail::decompose(gamma);
     high = {U192::product(g.mantissa, abs), g.exponent + lo};
   }
-  if (mean) low = {U192::of(static_cast<u128>(std::max<std::int64_t>(n, 1))), fc.eta_exponent};
-  if (!order_parts(high, low)) return false;
-  const bool negative = compare(neg, pos) > 0;
-  t.exact.set_fixed({FixedDyadic{negative ? neg - pos : pos - neg, lo}}, negative);
+  if (mean && (bounded || !profile)) low = {U192::of(static_cast<u128>(divisor)), acc.eta_exponent};
+  bool final_ok = true;  // §8's |s| + E_a < Ω_o (scaled)
+  if (!profile) {
+    if (!order_parts(high, low)) return false;
+  } else if (bounded) {
+    const FormatConstants& out = profile->out;
+    FixedDyadic e, reach;
+    if (!fixed_add(high, low, e) || !fixed_add(magnitude, e, reach) ||
+        !fixed_add(e, FixedDyadic{reach.m, reach.e - out.digits}, high) ||
+        !fixed_add(high, FixedDyadic{U192::of(static_cast<u128>(divisor)), out.eta_exponent}, high)) {
+      return false;
+    }
+    low = FixedDyadic{};
+    const detail::Decomposed omega = detail::decompose(out.omega);
+    final_ok = compare(reach, FixedDyadic{U192::product(omega.mantissa, static_cast<u128>(divisor)), omega.exponent}) < 0;
+  } else {
+    final_ok = false;
+  }
+  if (t.value_class != ValueClass::finite) final_ok = true;
+  t.exact.set_fixed({magnitude}, negative);
   Exact s;
   s.set_fixed({FixedDyadic{abs, lo}}, false);
   t.abs_sum = s.round<double>(Rounding::up);
   t.magnitude = t.abs_sum;
-  // Σ|x|·(1+u)^n < Ω, as OverflowCertificate::below_omega decides it.
-  if (abs.is_zero()) {
-    t.no_overflow = true;
-  } else {
-    detail::OverflowCertificate certificate(n, fc);
+  // Σ|x|·(1+u)^n < Ω (the accumulator's under a profile), as OverflowCertificate::below_omega
+  // decides it.
+  bool partial = true;
+  if (!abs.is_zero()) {
+    detail::OverflowCertificate certificate(n, acc);
     const double down = s.round<double>(Rounding::down);
     const std::optional<bool> quick = certificate.decide(t.abs_sum, down);
-    t.no_overflow = quick ? *quick : certificate.below_omega(s.dyadic(), t.abs_sum, down);
+    partial = quick ? *quick : certificate.below_omega(s.dyadic(), t.abs_sum, down);
   }
+  t.no_overflow = partial && final_ok;
   t.no_overflow_nonfactoring = t.no_overflow;
-  if (mean) t.divisor = std::max<std::int64_t>(n, 1);
+  t.divisor = divisor;
   t.bounded = bounded;
-  t.scaled_bound.set_fixed({high, low}, false);
+  if (!profile || bounded) t.scaled_bound.set_fixed({high, low}, false);
   return true;
 }
 
@@ -153,7 +180,7 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
                   : pos_inf                    ? ValueClass::pos_inf
                   : neg_inf                    ? ValueClass::neg_inf
                                                : ValueClass::finite;
-  if (path == ExactPath::fixed && !profile && fixed_additive(fibre, mean, fc, t)) {
+  if (path == ExactPath::fixed && fixed_additive(fibre, mean, fc, profile, t)) {
     t.bound = bound_for_report(t);
     return t;
   }
@@ -344,6 +371,11 @@ MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input,
 
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile) {
   return multiset_of(reduce, input, profile, ExactPath::fixed);
+}
+
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile,
+                               ExactPath path) {
+  return multiset_of(reduce, input, profile, path);
 }
 
 }  // namespace einfuzz::reference

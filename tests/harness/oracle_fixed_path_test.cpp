@@ -232,8 +232,8 @@ RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathBF16, ()) {
   both_paths_agree<BFloat16>(*rc::gen::arbitrary<std::uint64_t>(), false);  // VJPs are f32/f64 (ORACLE §7)
 }
 
-/// sum and mean reductions, both paths: the same truths and verdicts (the fixed path sums the
-/// fibre in 192-bit integers when its window allows).
+/// sum and mean reductions, both paths, with and without a profile: the same truths and verdicts
+/// (the fixed path sums the fibre in 192-bit integers when its window allows).
 template <class T>
 void reduce_paths_agree(std::uint64_t seed) {
   Rng rng(seed);
@@ -247,8 +247,11 @@ void reduce_paths_agree(std::uint64_t seed) {
   Tensor x(dtype_of_v<T>, shape);
   for (T& v : x.values<T>()) v = draw<T>(rng);
   const std::string where = std::string(pattern) + " " + kind + " seed " + std::to_string(seed);
-  const reference::MultisetReduce f = reference::multiset_reduce(*checked, x, ExactPath::fixed);
-  const reference::MultisetReduce g = reference::multiset_reduce(*checked, x, ExactPath::general);
+  const std::optional<PrecisionProfile> profile = draw_profile<T>(rng);  // reductions ignore TF32
+  const reference::MultisetReduce f = profile ? reference::multiset_reduce(*checked, x, *profile, ExactPath::fixed)
+                                              : reference::multiset_reduce(*checked, x, ExactPath::fixed);
+  const reference::MultisetReduce g = profile ? reference::multiset_reduce(*checked, x, *profile, ExactPath::general)
+                                              : reference::multiset_reduce(*checked, x, ExactPath::general);
   RC_ASSERT(f.elements.size() == g.elements.size());
   const auto fr = f.rounded.template values<T>(), gr = g.rounded.template values<T>();
   std::size_t fixed = 0;
@@ -268,6 +271,7 @@ void reduce_paths_agree(std::uint64_t seed) {
   }
   RC_CLASSIFY(fixed > 0, "some elements fixed");
   RC_CLASSIFY(fixed < f.elements.size(), "some elements general");
+  RC_CLASSIFY(profile && fixed > 0, "profiled, some elements fixed");
 }
 
 RC_GTEST_PROP(OracleFixedPath, ReduceTruthsAndVerdictsEqualTheGeneralPathF64, ()) {

@@ -76,8 +76,8 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 
 /// Which exact arithmetic the per-element truth uses. `fixed` (the two-argument default) computes
 /// elements whose terms span few enough bits in machine integers (exact_fixed.hpp: one-term and
-/// few-term einsum elements under any profile without input rounding, default-profile sums and
-/// means) and
+/// few-term einsum elements under any profile without input rounding, sums and means under any
+/// profile) and
 /// everything else in GMP; `general` always uses the GMP accumulators. Both give the same values;
 /// `general` exists so tests can show it.
 enum class ExactPath { fixed, general };
@@ -115,6 +115,9 @@ MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input)
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile);
 /// The two-argument multiset_reduce with the exact arithmetic chosen.
 MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, ExactPath path);
+/// The same under a precision `profile`.
+MultisetReduce multiset_reduce(const CheckedReduce& reduce, const Tensor& input, const PrecisionProfile& profile,
+                               ExactPath path);
 
 /// Unit roundoff, half the smallest subnormal, and Ω of a float type (ORACLE.md §2), as doubles.
 /// For f64, η = 2^-1075 is not a double: `eta` is rounded up to 2^-1074 (an upper bound, for
