@@ -58,7 +58,8 @@ class TermTruth {
     Dyadic underflow_scale;  ///< (k−1)·(1+u)^N'·η (upper bound), 0 when k = 1
     OverflowCertificate sum_certificate;
     Decomposed gamma_parts{0, 0};      ///< gamma_exact as an odd mantissa and exponent (0: zero or unbounded)
-    Decomposed underflow_parts{0, 0};  ///< underflow_scale likewise (0 when k = 1)
+    Decomposed underflow_parts{0, 0};  ///< its (k−1)·growth·η part likewise (0 when k = 1)
+    Decomposed input_underflow_parts{0, 0};  ///< §8's ni·growth·η_i part (0 without rounded inputs)
   };
   /// §8's bound and certificates of one element (profile_ set); `max_p()` is max_j P_j.
   template <class MaxP>
@@ -73,11 +74,12 @@ class TermTruth {
   /// `term` is the finite term (m = 0: none), `grow` its Π max(1,|x|) (m = 0: K = 0); `rounded`
   /// gets ŝ* for the finite class.
   void compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t, T& rounded);
-  /// The few-term element without GMP, for every float format (not under a profile): when the
-  /// finite terms (finite_terms_) and the growth terms (grow_terms_) each span at most 139 bits
-  /// with their carries, S, s and M are 192-bit integers and γ·S fits 192. False, with nothing
-  /// written, when they do not fit (the caller takes the digit accumulators and GMP).
-  bool compute_fixed(const ExactTerm& max_grow, KConstants& c, ElementTruth& t);
+  /// The few-term element without GMP, for every float format and profile: when the finite terms
+  /// (finite_terms_) and the growth terms (grow_terms_) each span at most 139 bits with their
+  /// carries, S, s and M are 192-bit integers and γ·S fits 192. `input_overflow`: some finite
+  /// input lies above the input rounding's Ω (§8). False, with nothing written, when the bound's
+  /// parts do not fit (the caller takes the digit accumulators and GMP).
+  bool compute_fixed(const ExactTerm& max_grow, bool input_overflow, KConstants& c, ElementTruth& t);
 
   FormatConstants fc_;
   int k_;

@@ -234,13 +234,18 @@ typename TermTruth<T>::KConstants& TermTruth<T>::constants(std::int64_t K) {
     if (p.rounds_inputs) partial.omega = std::min(partial.omega, p.in.omega);
     KConstants kc{gamma, std::isinf(gamma) ? Dyadic() : Dyadic::of(gamma), std::move(underflow_scale),
                   OverflowCertificate(N1, partial, p.rounds_inputs ? p.in.digits - 1 : 0, ni)};
-    // The few-term fixed path's parts (without rounded inputs, whose second underflow term it
-    // does not carry): γ and (k−1)·growth·η_a as (odd mantissa, exponent).
+    // The few-term fixed path's parts: γ, (k−1)·growth·η_a and ni·growth·η_i as (odd mantissa,
+    // exponent).
     if (std::isfinite(gamma) && gamma > 0) kc.gamma_parts = decompose(gamma);
     const double scale = mul_up(static_cast<double>(k_ - 1), growth);
-    if (!p.rounds_inputs && k_ >= 2 && std::isfinite(scale)) {
+    if (k_ >= 2 && std::isfinite(scale)) {
       kc.underflow_parts = decompose(scale);
       kc.underflow_parts.exponent += p.acc.eta_exponent;
+    }
+    const double input_scale = mul_up(static_cast<double>(ni), growth);
+    if (ni > 0 && std::isfinite(input_scale)) {
+      kc.input_underflow_parts = decompose(input_scale);
+      kc.input_underflow_parts.exponent += p.in.eta_exponent;
     }
     it = by_k_.emplace(K, std::move(kc)).first;
   }
@@ -413,7 +418,7 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     compute_single(finite_terms.empty() ? none : finite_terms.front(), grow_terms.empty() ? none : grow_terms.front(),
                    c, t, r);
     single = true;
-  } else if (fixed && compute_fixed(max_grow, c, t)) {
+  } else if (fixed && compute_fixed(max_grow, input_overflow, c, t)) {
     // A few terms (contractions, the 16-bit formats, profiles) in 192-bit integers: no GMP.
   } else {
     long base = 0, bits = 0;
@@ -586,17 +591,17 @@ bool fixed_sum(const std::vector<ExactTerm>& terms, int limit, FixedSum& out) {
 }  // namespace
 
 template <class T>
-bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, KConstants& c, ElementTruth& t) {
+bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, bool input_overflow, KConstants& c, ElementTruth& t) {
   // 139 bits: γ's and the underflow scale's mantissas have at most 53, and their products with S
   // and M must fit 192.
   constexpr int kLimit = 192 - 53;
   FixedSum sum, grow;
   if (!fixed_sum(finite_terms_, kLimit, sum) || !fixed_sum(grow_terms_, kLimit, grow)) return false;
-  // Rounded inputs add a second underflow term (and an input-overflow check): the general path.
-  if (profile_ && profile_->rounds_inputs) return false;
   const bool bounded = !std::isinf(c.gamma);
+  const bool rounds_inputs = profile_ && profile_->rounds_inputs;  // §8: a second underflow term
   if (bounded && c.gamma != 0 && c.gamma_parts.mantissa == 0) return false;
   if (bounded && k_ >= 2 && c.underflow_parts.mantissa == 0) return false;
+  if (bounded && rounds_inputs && c.input_underflow_parts.mantissa == 0) return false;
   const U192 abs = sum.pos + sum.neg;  // S(o), exact
   const bool negative = compare(sum.neg, sum.pos) > 0;
   const FixedDyadic magnitude{negative ? sum.neg - sum.pos : sum.pos - sum.neg, sum.lo};  // |s(o)|
@@ -607,6 +612,11 @@ bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, KConstants& c, Eleme
   if (bounded && (c.gamma != 0 || profile_)) {
     if (c.gamma != 0) high = {U192::product(c.gamma_parts.mantissa, abs), c.gamma_parts.exponent + sum.lo};
     if (k_ >= 2) low = {U192::product(c.underflow_parts.mantissa, grow.pos), c.underflow_parts.exponent + grow.lo};
+    if (rounds_inputs) {
+      const FixedDyadic input{U192::product(c.input_underflow_parts.mantissa, grow.pos),
+                              c.input_underflow_parts.exponent + grow.lo};
+      if (!fixed_add(low, input, low)) return false;
+    }
     if (!profile_) {
       if (!order_parts(high, low)) return false;
     } else {
@@ -635,7 +645,9 @@ bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, KConstants& c, Eleme
   // §2/§3's certificates (§8: of the partial results, against the accumulator's Ω), as the general
   // path decides them (Dyadics only where the doubles alone cannot decide).
   bool partial;
-  if (grow.pos.is_zero()) {
+  if (input_overflow) {  // §8: a finite input above the input rounding's Ω
+    partial = false;
+  } else if (grow.pos.is_zero()) {
     partial = true;
   } else if (const std::optional<bool> quick = c.sum_certificate.decide(t.magnitude, magnitude_down)) {
     partial = *quick;
@@ -643,7 +655,7 @@ bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, KConstants& c, Eleme
     partial = c.sum_certificate.below_omega(FixedDyadic{grow.pos, grow.lo}.dyadic(), t.magnitude, magnitude_down);
   }
   bool partial_nonfactoring = partial;
-  if (!partial) {
+  if (!partial && !input_overflow) {
     const Dyadic max_p = max_grow.m == 0 ? Dyadic() : Dyadic::of_u128(max_grow.m, max_grow.e, false);
     partial_nonfactoring = product_certificate_.below_omega(max_p) &&
                            c.sum_certificate.below_omega(FixedDyadic{abs, sum.lo}.dyadic());

@@ -183,7 +183,7 @@ void both_paths_agree(std::uint64_t seed, bool vjp) {
   }
   const std::string where = std::string(p.text) + (vjp ? " (vjp)" : "") + " seed " + std::to_string(seed);
   std::vector<std::pair<MultisetEinsum, MultisetEinsum>> truths;
-  bool profiled = false;
+  bool profiled = false, tf32 = false;
   if (vjp) {
     Tensor g(dtype_of_v<T>, checked->output_shape);
     for (T& v : g.values<T>()) v = draw<T>(rng);
@@ -192,6 +192,7 @@ void both_paths_agree(std::uint64_t seed, bool vjp) {
     for (std::size_t m = 0; m < f.inputs.size(); ++m) truths.emplace_back(std::move(f.inputs[m]), std::move(h.inputs[m]));
   } else if (const std::optional<PrecisionProfile> profile = draw_profile<T>(rng)) {
     profiled = true;
+    tf32 = profile->round_inputs == InputRounding::tf32;
     truths.emplace_back(reference::multiset_einsum(*checked, x, *profile, ExactPath::fixed),
                         reference::multiset_einsum(*checked, x, *profile, ExactPath::general));
   } else {
@@ -214,6 +215,7 @@ void both_paths_agree(std::uint64_t seed, bool vjp) {
   RC_CLASSIFY(fixed > 0, "some elements fixed");
   RC_CLASSIFY(fixed < total, "some elements general");
   RC_CLASSIFY(profiled && fixed > 0, "profiled, some elements fixed");
+  RC_CLASSIFY(tf32 && fixed > 0, "TF32 inputs, some elements fixed");
 }
 
 RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathF64, ()) {
