@@ -76,10 +76,9 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 
 /// Which exact arithmetic the per-element truth uses. `fixed` (the two-argument default) computes
 /// elements whose terms span few enough bits in machine integers (exact_fixed.hpp: one-term and
-/// few-term einsum elements under any profile without input rounding, sums and means under any
-/// profile) and
-/// everything else in GMP; `general` always uses the GMP accumulators. Both give the same values;
-/// `general` exists so tests can show it.
+/// few-term einsum elements, sums and means, under any profile) and everything else in GMP;
+/// `general` always uses the GMP accumulators. Both give the same values; `general` exists so
+/// tests can show it.
 enum class ExactPath { fixed, general };
 
 /// The two-argument multiset_einsum with the exact arithmetic chosen.
