@@ -12,6 +12,7 @@
 #include "einfuzz/core/half.hpp"
 #include "einfuzz/core/precision.hpp"
 #include "einfuzz/reference/exact.hpp"
+#include "einfuzz/reference/exact_fixed.hpp"
 #include "einfuzz/reference/multiset.hpp"
 #include "exact_bounds.hpp"
 #include "exact_sum.hpp"
@@ -30,6 +31,12 @@ struct ProfileBound {
 /// The ProfileBound of `dtype` under `profile`, or nullopt for its default profile (§2 applies).
 /// `profile` must be valid for `dtype` (is_valid_profile), else a harness bug.
 std::optional<ProfileBound> profile_bound(DType dtype, const PrecisionProfile& profile);
+
+/// §8's final conversion in one fixed part, every quantity scaled by `scale` (mean's n, else 1):
+/// `scaled` = E + u_o·(|s| + E) + scale·η_o and `below_omega` = |s| + E < scale·Ω_o, from
+/// `e` = E and `magnitude` = |s|. False (outputs unchanged) when a sum does not fit 192 bits.
+bool fixed_conversion(const FixedDyadic& e, const FixedDyadic& magnitude, std::int64_t scale,
+                      const FormatConstants& out, FixedDyadic& scaled, bool& below_omega);
 
 /// An upper bound of e^x − 1 for x >= 0 (0 for x = 0; +inf past double's range).
 double expm1_up(double x);

@@ -169,6 +169,19 @@ std::optional<ProfileBound> profile_bound(DType dtype, const PrecisionProfile& p
   return b;
 }
 
+bool fixed_conversion(const FixedDyadic& e, const FixedDyadic& magnitude, std::int64_t scale,
+                      const FormatConstants& out, FixedDyadic& scaled, bool& below_omega) {
+  FixedDyadic reach, sum;
+  if (!fixed_add(magnitude, e, reach) || !fixed_add(e, FixedDyadic{reach.m, reach.e - out.digits}, sum) ||
+      !fixed_add(sum, FixedDyadic{U192::of(static_cast<u128>(scale)), out.eta_exponent}, sum)) {
+    return false;
+  }
+  const Decomposed omega = decompose(out.omega);
+  below_omega = compare(reach, FixedDyadic{U192::product(omega.mantissa, static_cast<u128>(scale)), omega.exponent}) < 0;
+  scaled = sum;
+  return true;
+}
+
 double expm1_up(double x) {
   if (x <= 0) return 0;
   // glibc's expm1 is within one ulp; two steps up make it an upper bound.
@@ -620,16 +633,9 @@ bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, bool input_overflow,
     if (!profile_) {
       if (!order_parts(high, low)) return false;
     } else {
-      const FormatConstants& out = profile_->out;
-      FixedDyadic e, reach;
-      if (!fixed_add(high, low, e) || !fixed_add(magnitude, e, reach) ||
-          !fixed_add(e, FixedDyadic{reach.m, reach.e - out.digits}, high) ||
-          !fixed_add(high, FixedDyadic{U192::of(1), out.eta_exponent}, high)) {
-        return false;
-      }
+      FixedDyadic e;
+      if (!fixed_add(high, low, e) || !fixed_conversion(e, magnitude, 1, profile_->out, high, final_ok)) return false;
       low = FixedDyadic{};
-      const Decomposed omega = decompose(out.omega);
-      final_ok = compare(reach, FixedDyadic{U192::of(omega.mantissa), omega.exponent}) < 0;
     }
   } else if (profile_) {
     final_ok = false;

@@ -122,16 +122,11 @@ bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& 
   if (!profile) {
     if (!order_parts(high, low)) return false;
   } else if (bounded) {
-    const FormatConstants& out = profile->out;
-    FixedDyadic e, reach;
-    if (!fixed_add(high, low, e) || !fixed_add(magnitude, e, reach) ||
-        !fixed_add(e, FixedDyadic{reach.m, reach.e - out.digits}, high) ||
-        !fixed_add(high, FixedDyadic{U192::of(static_cast<u128>(divisor)), out.eta_exponent}, high)) {
+    FixedDyadic e;
+    if (!fixed_add(high, low, e) || !detail::fixed_conversion(e, magnitude, divisor, profile->out, high, final_ok)) {
       return false;
     }
     low = FixedDyadic{};
-    const detail::Decomposed omega = detail::decompose(out.omega);
-    final_ok = compare(reach, FixedDyadic{U192::product(omega.mantissa, static_cast<u128>(divisor)), omega.exponent}) < 0;
   } else {
     final_ok = false;
   }
