@@ -122,7 +122,11 @@ class Shuffler {
     const std::size_t first = std::max<std::size_t>(1, n / 4);
     const std::size_t last = std::min(n - 1, std::max(first, n - n / 4));
     const std::size_t split = lo + first + rng_.below(last - first + 1);
-    return add(halving(v, lo, split), halving(v, split, hi));
+    // The right half first: the order gcc gave the former add(halving(left), halving(right)),
+    // whose arguments' order C++ leaves unspecified (clang's differs: other sums for one seed).
+    const Node<W> right = halving(v, split, hi);
+    const Node<W> left = halving(v, lo, split);
+    return add(left, right);
   }
 
   /// Split-K / vector lanes: s partial sums (strided or in contiguous chunks), then combined.

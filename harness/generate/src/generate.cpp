@@ -222,9 +222,12 @@ void mutate_shape(Case& c, ChoiceSource& s) {
         break;
       }
       [[fallthrough]];
-    case 1:  // one more dimension (rank mismatch)
-      shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(s.choose(shape.size() + 1)), s.between(1, 3));
+    case 1: {  // one more dimension (rank mismatch)
+      // The length before the position: the order gcc gave the former insert(pos(), length()) call.
+      const std::int64_t length = s.between(1, 3);
+      shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(s.choose(shape.size() + 1)), length);
       break;
+    }
     default:  // one dimension fewer (rank mismatch), or a zero length (empty fibre, 0 vs n broadcast)
       if (!shape.empty() && s.chance(1, 2)) {
         shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(s.choose(shape.size())));

@@ -63,9 +63,36 @@ T wide_exponent(S& s) {
   return s.chance(1, 2) ? -v : v;
 }
 
+/// The fractions a / 2^k (a in [-8, 8], k in [0, 2]) in `T`: exact in every float format, so the
+/// table holds the quotients the division would round to, without rounding twice per draw (the
+/// 16-bit formats round each operand and the quotient in software).
+template <class T>
+struct FractionTable {
+  T value[17][3];
+  FractionTable() {
+    for (int a = -8; a <= 8; ++a) {
+      for (int k = 0; k < 3; ++k) value[a + 8][k] = static_cast<T>(static_cast<T>(a) / static_cast<T>(1 << k));
+    }
+  }
+};
+
+/// The draws are sequenced explicitly, in the order gcc gave the former `T(a) / T(2^k)`, whose
+/// operands' order C++ leaves unspecified: a then k for float and double (the built-in `/`), k then a
+/// for the 16-bit formats (their `operator/` is a call, whose arguments gcc evaluates right to left
+/// and clang left to right, so a clang build drew other cases from the same seed).
 template <class T, class S>
 T fraction(S& s) {
-  return static_cast<T>(s.between(-8, 8)) / static_cast<T>(std::int64_t{1} << s.choose(3));
+  static const FractionTable<T> table;
+  std::int64_t a = 0;
+  std::uint64_t k = 0;
+  if constexpr (is_half_type_v<T>) {
+    k = s.choose(3);
+    a = s.between(-8, 8);
+  } else {
+    a = s.between(-8, 8);
+    k = s.choose(3);
+  }
+  return table.value[a + 8][k];
 }
 
 /// A term that cancels against others: ±2^(p..p+8) (adding 1 to it is lost), its negation, or 1.

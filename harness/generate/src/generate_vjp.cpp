@@ -27,7 +27,9 @@ Shape other_shape(const Shape& shape, ChoiceSource& s) {
   Shape out = shape;
   const std::uint64_t way = s.choose(3);
   if (way == 0 || out.empty()) {
-    out.insert(out.begin() + static_cast<std::ptrdiff_t>(s.choose(out.size() + 1)), 1 + s.between(0, 2));
+    // The length before the position: the order gcc gave the former insert(pos(), length()) call.
+    const std::int64_t length = 1 + s.between(0, 2);
+    out.insert(out.begin() + static_cast<std::ptrdiff_t>(s.choose(out.size() + 1)), length);
   } else if (way == 1) {
     out.erase(out.begin() + static_cast<std::ptrdiff_t>(s.choose(out.size())));
   } else {
