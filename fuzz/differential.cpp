@@ -89,13 +89,13 @@ int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
   const TargetSetup setup = differential_setup(decoded->exec, data);
   // Cheap first: a case over the work bound builds no backend; the check is made once here, and
   // run_case's and the backends' are the checker memo's copies of it.
-  const Result<CheckedCase> checked = check_case(c, setup.run.limits);
-  if (too_much_work(checked)) return 0;
+  const auto checked = check_case_shared(c, setup.run.limits);
+  if (too_much_work(*checked)) return 0;
   std::vector<std::unique_ptr<Backend>> owned;
   for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
-  run_differential_checked(c, checked, backends, setup.run, {});
+  run_differential_checked(c, *checked, backends, setup.run, {});
   return 0;
 }
 

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "einfuzz/core/check_case.hpp"
+
 namespace einfuzz {
 
 Evaluates standard_evaluates() {
@@ -39,6 +41,10 @@ std::optional<Rejected> reject_mixed_dtypes(const Case& c) {
 
 std::variant<std::shared_ptr<const CheckedEinsum>, Rejected> checked_einsum_or_reject(const Case& c,
                                                                                       const Limits& limits) {
+  if (auto whole = check_case_memoised(c, limits); whole && whole->ok()) {
+    // The run boundary's check of this very case: shared, not checked or copied again.
+    if (const auto* e = std::get_if<CheckedEinsum>(&**whole)) return std::shared_ptr<const CheckedEinsum>(whole, e);
+  }
   // Reused per thread, as check_case's: the copies would cost an allocation per operand a call.
   thread_local std::vector<Shape> shapes;
   shapes.resize(c.inputs.size());
@@ -51,6 +57,9 @@ std::variant<std::shared_ptr<const CheckedEinsum>, Rejected> checked_einsum_or_r
 std::variant<std::shared_ptr<const CheckedReduce>, Rejected> checked_reduce_or_reject(const Case& c,
                                                                                       const Limits& limits) {
   if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
+  if (auto whole = check_case_memoised(c, limits); whole && whole->ok()) {
+    if (const auto* r = std::get_if<CheckedReduce>(&**whole)) return std::shared_ptr<const CheckedReduce>(whole, r);
+  }
   auto checked =
       check_reduce_shared(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits);
   if (!*checked) return rejected(checked->error());

@@ -82,14 +82,21 @@ Evaluates shuffle_evaluates() {
 }
 
 /// "f16 accumulate f32, bf16 accumulate bf16, f32 accumulate f64 round_inputs tf32, f64 accumulate f64".
-std::string profiles_text(const Capabilities& caps) {
-  std::string s;
+/// Appended piece by piece: the fuzz targets build a shuffle backend, and so this text, per input.
+void append_profiles_text(std::string& s, const Capabilities& caps) {
+  bool first = true;
   for (const DType d : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
     const PrecisionProfile p = caps.profile(d);
-    s += (s.empty() ? "" : ", ") + std::string(dtype_name(d)) + " accumulate " + std::string(dtype_name(p.accumulate));
-    if (p.round_inputs != InputRounding::none) s += " round_inputs " + std::string(input_rounding_name(p.round_inputs));
+    if (!first) s += ", ";
+    first = false;
+    s += dtype_name(d);
+    s += " accumulate ";
+    s += dtype_name(p.accumulate);
+    if (p.round_inputs != InputRounding::none) {
+      s += " round_inputs ";
+      s += input_rounding_name(p.round_inputs);
+    }
   }
-  return s;
 }
 
 class ShuffleBackend final : public Backend {
@@ -104,7 +111,13 @@ class ShuffleBackend final : public Backend {
       caps_.accumulate.emplace_back(d, p.accumulate);
       if (p.round_inputs != InputRounding::none) caps_.round_inputs.emplace_back(d, p.round_inputs);
     }
-    caps_.version = "einfuzz shuffle (seed " + std::to_string(options.seed) + "; " + profiles_text(caps_) + ")";
+    std::string& v = caps_.version;
+    v.reserve(256);  // one allocation: the longest text (a 20-digit seed, four rounded profiles) has 203 characters
+    v = "einfuzz shuffle (seed ";
+    v += std::to_string(options.seed);
+    v += "; ";
+    append_profiles_text(v, caps_);
+    v += ')';
   }
   std::string_view name() const override { return "shuffle"; }
   const Capabilities& capabilities() const override { return caps_; }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -132,26 +133,28 @@ class Shuffler {
   /// Split-K / vector lanes: s partial sums (strided or in contiguous chunks), then combined.
   Node<W> lanes(std::vector<Node<W>>& v) {
     const std::size_t n = v.size();
-    const std::size_t s = 1 + rng_.below(std::min<std::size_t>(n, 16));
+    const std::size_t s = 1 + rng_.below(std::min<std::size_t>(n, kMaxLanes));
     const bool strided = rng_.chance(1, 2);
     const std::size_t chunk = (n + s - 1) / s;
-    std::vector<Node<W>> acc;
-    std::vector<bool> used(s, false);
-    acc.resize(s);
+    std::array<Node<W>, kMaxLanes> acc{};
+    std::array<bool, kMaxLanes> used{};
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t lane = strided ? i % s : i / chunk;
       acc[lane] = used[lane] ? add(acc[lane], v[i]) : v[i];
       used[lane] = true;
     }
-    std::vector<Node<W>> partial;
+    // pairwise merges in place: a member reused from call to call, not a vector per element.
+    partial_.clear();
     for (std::size_t l = 0; l < s; ++l) {
-      if (used[l]) partial.push_back(acc[l]);
+      if (used[l]) partial_.push_back(acc[l]);
     }
-    return rng_.chance(1, 2) ? sequential(partial, 0, partial.size()) : pairwise(partial);
+    return rng_.chance(1, 2) ? sequential(partial_, 0, partial_.size()) : pairwise(partial_);
   }
 
+  static constexpr std::size_t kMaxLanes = 16;
   Rng& rng_;
   bool fma_;
+  std::vector<Node<W>> partial_;  ///< lanes' partial sums (lanes never nests)
 };
 
 template <class T>

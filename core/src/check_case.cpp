@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "check_memo.hpp"
+#include "check_uncached.hpp"
 
 namespace einfuzz {
 
@@ -57,17 +58,18 @@ Result<CheckedCase> check_forward(const Case& c, const Limits& limits) {
       return make_diagnostic(Code::invalidArgument,
                              "a reduce case has exactly one input; this one has " + std::to_string(c.inputs.size()));
     }
-    auto checked = check_reduce(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype,
-                                limits);
+    auto checked = detail::check_reduce_uncached(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(),
+                                                 c.axis_lengths, c.dtype, limits);
     if (!checked) return std::move(checked).error();
     return CheckedCase(std::move(*checked));
   }
-  // Reused per thread: a campaign checks every case three times (the run boundary, fused, shuffle)
-  // and the copies would cost an allocation per operand each time.
+  // Reused per thread: the copies would cost an allocation per operand each time.
   thread_local std::vector<Shape> shapes;
   shapes.resize(c.inputs.size());
   for (std::size_t k = 0; k < c.inputs.size(); ++k) shapes[k] = c.inputs[k].shape();
-  auto checked = check_einsum(c.pattern, shapes, limits);
+  // Not through check_einsum's memo, whose result this would copy: check_case's own memo keeps the
+  // result, and the adapters share it from there (check_case_memoised).
+  auto checked = detail::check_einsum_uncached(c.pattern, shapes, limits);
   if (!checked) return std::move(checked).error();
   if (c.dtype == DType::boolean) {
     return make_diagnostic(Code::unsupportedDtype,
@@ -125,11 +127,16 @@ Result<CheckedCase> check_case_uncached(const Case& c, const Limits& limits) {
   return forward;
 }
 
+thread_local detail::CheckMemo<CaseCheckKey, CheckedCase> case_memo;
+
 }  // namespace
 
 std::shared_ptr<const Result<CheckedCase>> check_case_shared(const Case& c, const Limits& limits) {
-  thread_local detail::CheckMemo<CaseCheckKey, CheckedCase> memo;
-  return memo.get_shared([&] { return check_case_uncached(c, limits); }, c, limits);
+  return case_memo.get_shared([&] { return check_case_uncached(c, limits); }, c, limits);
+}
+
+std::shared_ptr<const Result<CheckedCase>> check_case_memoised(const Case& c, const Limits& limits) {
+  return case_memo.find(c, limits);
 }
 
 Result<CheckedCase> check_case(const Case& c, const Limits& limits) { return *check_case_shared(c, limits); }

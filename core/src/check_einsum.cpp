@@ -9,6 +9,7 @@
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/core/text.hpp"
 #include "check_memo.hpp"
+#include "check_uncached.hpp"
 
 namespace einfuzz {
 namespace {
@@ -53,8 +54,9 @@ std::string slot_name(int k) { return "..." + std::to_string(k); }
 /// Each global axis' role from the operands it appears in (counted once per operand) and the output.
 std::vector<AxisRole> axis_roles(const CheckedEinsum& e) {
   std::vector<int> operands_with(e.axes.size(), 0);
+  std::vector<bool> seen(e.axes.size());
   for (const CheckedOperand& op : e.operands) {
-    std::vector<bool> seen(e.axes.size(), false);
+    std::fill(seen.begin(), seen.end(), false);
     for (const int a : op.axes) {
       if (!seen[static_cast<std::size_t>(a)]) ++operands_with[static_cast<std::size_t>(a)];
       seen[static_cast<std::size_t>(a)] = true;
@@ -63,6 +65,7 @@ std::vector<AxisRole> axis_roles(const CheckedEinsum& e) {
   std::vector<bool> in_output(e.axes.size(), false);
   for (const int a : e.output) in_output[static_cast<std::size_t>(a)] = true;
   std::vector<AxisRole> roles;
+  roles.reserve(e.axes.size());
   for (std::size_t g = 0; g < e.axes.size(); ++g) {
     const bool shared = operands_with[g] >= 2;
     if (in_output[g]) {
@@ -135,6 +138,7 @@ struct Checker {
     }
     auto expand = [&](const Expression& e, std::size_t local_rank) {
       std::vector<Slot> slots;
+      slots.reserve(e.items.size() + common);
       for (const Item& item : e.items) {
         if (const Atom* a = plain_label(item)) {
           slots.push_back({a->name, -1, a->column});
@@ -147,9 +151,12 @@ struct Checker {
       return slots;
     };
     std::vector<std::vector<Slot>> expanded;
+    expanded.reserve(p.operands.size());
+    std::size_t slot_count = 0;
     for (std::size_t k = 0; k < p.operands.size(); ++k) {
       const Expression& e = p.operands[k];
       expanded.push_back(expand(e, e.has_ellipsis ? shapes[k].size() - (e.items.size() - 1) : 0));
+      slot_count += expanded.back().size();
     }
     const std::vector<Slot> out_slots = expand(p.output, common);
 
@@ -194,9 +201,13 @@ struct Checker {
     CheckedEinsum out;
     out.pattern = p.text;
     std::unordered_map<std::string, int> index_of;
+    index_of.reserve(slot_count);
+    out.axes.reserve(slot_count);
+    out.operands.reserve(expanded.size());
     for (std::size_t k = 0; k < expanded.size(); ++k) {
       CheckedOperand op;
       op.shape = shapes[k];
+      op.axes.reserve(expanded[k].size());
       for (std::size_t d = 0; d < expanded[k].size(); ++d) {
         const Slot& s = expanded[k][d];
         auto [it, inserted] = index_of.try_emplace(s.label, static_cast<int>(out.axes.size()));
@@ -222,10 +233,14 @@ struct Checker {
       }
     }
 
+    out.output.reserve(out_slots.size());
+    out.output_shape.reserve(out_slots.size());
     for (const Slot& s : out_slots) {
       out.output.push_back(index_of.at(s.label));
       out.output_shape.push_back(out.axes[static_cast<std::size_t>(out.output.back())].length);
     }
+    out.contracted.reserve(out.axes.size() - out.output.size());  // output labels are unique (step 5)
+    out.contraction_shape.reserve(out.axes.size() - out.output.size());
     for (std::size_t g = 0; g < out.axes.size(); ++g) {
       if (std::find(out.output.begin(), out.output.end(), static_cast<int>(g)) == out.output.end()) {
         out.contracted.push_back(static_cast<int>(g));
@@ -284,6 +299,13 @@ Result<CheckedEinsum> check_einsum(const EinsumPattern& pattern, std::span<const
   return Checker{pattern, shapes, limits}.run();
 }
 
+Result<CheckedEinsum> detail::check_einsum_uncached(std::string_view pattern, std::span<const Shape> shapes,
+                                                    const Limits& limits) {
+  auto parsed = parse_einsum(pattern);
+  if (!parsed) return std::move(parsed).error();
+  return check_einsum(*parsed, shapes, limits);
+}
+
 namespace {
 
 /// check_einsum's arguments, for its memo (check_memo.hpp).
@@ -307,13 +329,8 @@ struct EinsumCheckKey {
 std::shared_ptr<const Result<CheckedEinsum>> check_einsum_shared(std::string_view pattern, std::span<const Shape> shapes,
                                                                 const Limits& limits) {
   thread_local detail::CheckMemo<EinsumCheckKey, CheckedEinsum> memo;
-  return memo.get_shared(
-      [&]() -> Result<CheckedEinsum> {
-        auto parsed = parse_einsum(pattern);
-        if (!parsed) return std::move(parsed).error();
-        return check_einsum(*parsed, shapes, limits);
-      },
-      pattern, shapes, limits);
+  return memo.get_shared([&] { return detail::check_einsum_uncached(pattern, shapes, limits); }, pattern, shapes,
+                         limits);
 }
 
 Result<CheckedEinsum> check_einsum(std::string_view pattern, std::span<const Shape> shapes,

@@ -37,6 +37,11 @@ class CheckMemo {
     result_ = fresh;
     return fresh;
   }
+  /// The memoised result when the arguments are the last call's, else null; computes nothing.
+  template <class... Args>
+  std::shared_ptr<const Result<Value>> find(const Args&... args) const {
+    return result_ && key_.matches(args...) ? result_ : nullptr;
+  }
   /// get_shared's result, copied.
   template <class Compute, class... Args>
   Result<Value> get(Compute&& compute, const Args&... args) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "check_memo.hpp"
+#include "check_uncached.hpp"
 #include "einfuzz/core/parse.hpp"
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/core/text.hpp"
@@ -420,8 +421,11 @@ struct ReduceCheckKey {
   }
 };
 
-Result<CheckedReduce> check_reduce_uncached(std::string_view pattern, std::string_view reduction, const Shape& input,
-                                            AxisLengths axis_lengths, DType dtype, const Limits& limits) {
+}  // namespace
+
+Result<CheckedReduce> detail::check_reduce_uncached(std::string_view pattern, std::string_view reduction,
+                                                    const Shape& input, AxisLengths axis_lengths, DType dtype,
+                                                    const Limits& limits) {
   const std::optional<Reduction> kind = reduction_from_name(reduction);
   if (!kind) {
     std::string expected;
@@ -437,14 +441,12 @@ Result<CheckedReduce> check_reduce_uncached(std::string_view pattern, std::strin
   return Checker(*parsed, *kind, dtype, input, axis_lengths, limits).run();
 }
 
-}  // namespace
-
 std::shared_ptr<const Result<CheckedReduce>> check_reduce_shared(std::string_view pattern, std::string_view reduction,
                                                                 const Shape& input, AxisLengths axis_lengths,
                                                                 DType dtype, const Limits& limits) {
   thread_local detail::CheckMemo<ReduceCheckKey, CheckedReduce> memo;
   return memo.get_shared(
-      [&] { return check_reduce_uncached(pattern, reduction, input, axis_lengths, dtype, limits); }, pattern,
+      [&] { return detail::check_reduce_uncached(pattern, reduction, input, axis_lengths, dtype, limits); }, pattern,
       reduction, input, axis_lengths, dtype, limits);
 }
 

@@ -87,6 +87,7 @@ struct Parser {
   Result<Expression> parse_expression(std::span<const Token> tokens, std::size_t start_column,
                                       ExprKind kind) const {
     Expression expr;
+    expr.items.reserve(tokens.size());  // at most one item per token
     expr.column = tokens.empty() ? start_column : tokens.front().column;
     bool in_group = false;
     Item group;
@@ -200,6 +201,8 @@ Result<EinsumPattern> parse_einsum(std::string_view text) {
   EinsumPattern out;
   out.text = std::string(text);
   const std::span<const Token> left = sides->left();
+  out.operands.reserve(1 + static_cast<std::size_t>(std::count_if(
+                               left.begin(), left.end(), [](const Token& t) { return t.kind == Token::Kind::comma; })));
   std::size_t begin = 0;
   std::size_t start_column = 0;
   for (std::size_t i = 0; i <= left.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "einfuzz/backends/eigen.hpp"
 #include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/backends/xtensor.hpp"
+#include "einfuzz/core/check_case.hpp"
 
 namespace einfuzz {
 namespace {
@@ -110,6 +111,70 @@ TEST(Adapter, MeanOnAnIntegerDtypeIsRejectedByTheCheckerFirst) {
   EXPECT_TRUE(numeric_reduction<float>(Reduction::mean));
   EXPECT_FALSE(numeric_reduction<double>(Reduction::any));
   EXPECT_TRUE(numeric_reduction<std::int64_t>(Reduction::max));
+}
+
+/// Everything an evaluator reads of a checked einsum, as text (two equal texts: the same check).
+std::string einsum_text(const CheckedEinsum& e) {
+  std::string s = e.pattern + " |";
+  for (const Axis& a : e.axes) s += " " + a.name + "=" + std::to_string(a.length);
+  for (const CheckedOperand& op : e.operands) {
+    s += " | " + format_shape(op.shape) + ":";
+    for (int a : op.axes) s += " " + std::to_string(a);
+  }
+  s += " | out";
+  for (int a : e.output) s += " " + std::to_string(a);
+  s += " | sum";
+  for (int a : e.contracted) s += " " + std::to_string(a);
+  s += " | roles";
+  for (AxisRole r : e.roles) s += " " + std::to_string(static_cast<int>(r));
+  return s + " | " + format_shape(e.output_shape) + " " + format_shape(e.contraction_shape) + " " +
+         std::to_string(e.output_size) + " " + std::to_string(e.contraction_size);
+}
+
+TEST(Adapter, ACaseTheRunBoundaryAcceptedIsSharedNotCheckedAgain) {
+  const Case c = einsum_case("b i j, b j k -> b i k", DType::f32,
+                             {Tensor(DType::f32, Shape{2, 3, 4}), Tensor(DType::f32, Shape{1, 4, 5})});
+  const Limits limits;
+  const auto whole = check_case_shared(c, limits);
+  ASSERT_TRUE(whole->ok());
+  EXPECT_EQ(check_case_memoised(c, limits).get(), whole.get());
+  const auto shared = checked_einsum_or_reject(c, limits);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const CheckedEinsum>>(shared));
+  const CheckedEinsum& e = *std::get<std::shared_ptr<const CheckedEinsum>>(shared);
+  EXPECT_EQ(&e, &std::get<CheckedEinsum>(**whole)) << "the adapter checked the case again";
+  // The same value the adapter's own check gives: other limits miss check_case's memo.
+  Limits other = limits;
+  other.max_operands = 5;
+  EXPECT_EQ(check_case_memoised(c, other), nullptr);
+  const auto own = checked_einsum_or_reject(c, other);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const CheckedEinsum>>(own));
+  EXPECT_NE(std::get<std::shared_ptr<const CheckedEinsum>>(own).get(), &e);
+  EXPECT_EQ(einsum_text(*std::get<std::shared_ptr<const CheckedEinsum>>(own)), einsum_text(e));
+
+  Case r = einsum_case("a (b c) -> a", DType::f64, {Tensor(DType::f64, Shape{3, 4})});
+  r.op = Op::reduce;
+  r.reduction = "sum";
+  r.axis_lengths = {{"b", 2}};
+  const auto reduce_whole = check_case_shared(r, limits);
+  ASSERT_TRUE(reduce_whole->ok());
+  const auto reduce_shared = checked_reduce_or_reject(r, limits);
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const CheckedReduce>>(reduce_shared));
+  EXPECT_EQ(std::get<std::shared_ptr<const CheckedReduce>>(reduce_shared).get(),
+            &std::get<CheckedReduce>(**reduce_whole));
+}
+
+TEST(Adapter, ACaseTheRunBoundaryRejectedIsCheckedByTheAdapterItself) {
+  // check_case rejects the input's dtype first; the adapter's own check of the pattern decides.
+  Case c = einsum_case("i j -> j i", DType::boolean, {Tensor(DType::boolean, Shape{2, 3})});
+  ASSERT_FALSE(check_case_shared(c, {})->ok());
+  const auto checked = checked_einsum_or_reject(c, {});
+  ASSERT_TRUE(std::holds_alternative<std::shared_ptr<const CheckedEinsum>>(checked))
+      << "a bool einsum's pattern checks; einsum_on_bool rejects it after the checker";
+  c.inputs[0] = Tensor(DType::boolean, Shape{2, 3, 1});
+  ASSERT_FALSE(check_case_shared(c, {})->ok());
+  const auto bad = checked_einsum_or_reject(c, {});
+  ASSERT_TRUE(std::holds_alternative<Rejected>(bad));
+  EXPECT_EQ(std::get<Rejected>(bad).code, "rankMismatch");
 }
 
 }  // namespace

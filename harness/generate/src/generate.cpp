@@ -58,6 +58,7 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
   // The labels and the ellipsis slots with their resolved lengths.
   std::vector<Label> labels;
   const std::size_t label_count = 1 + s.choose(7);
+  labels.reserve(label_count);
   std::vector<std::string> names(std::begin(kNames), std::end(kNames));
   for (std::size_t i = 0; i < label_count; ++i) {
     std::string name;
@@ -76,6 +77,7 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
   }
   const std::size_t common_rank = s.chance(1, 3) ? s.choose(4) : 0;
   std::vector<std::int64_t> slot_lengths;
+  slot_lengths.reserve(common_rank);
   for (std::size_t i = 0; i < common_rank; ++i) slot_lengths.push_back(draw_length(s, options.max_length));
   if (!labels.empty() && s.chance(static_cast<std::uint64_t>(std::max(0, options.long_axis_percent)), 100)) {
     labels[s.choose(labels.size())].length = s.between(options.max_length, std::max(options.max_length, options.max_global));
@@ -114,7 +116,9 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
   for (std::size_t k = 0; k < operand_count; ++k) {
     const std::size_t named = s.choose(static_cast<std::uint64_t>(options.max_axes_per_operand) + 1);
     std::vector<std::string> items;
+    items.reserve(named + 1);
     Shape shape;
+    shape.reserve(named + common_rank);
     physical.clear();
     for (std::size_t d = 0; d < named; ++d) {
       const Label& l = labels[s.choose(labels.size())];
@@ -150,8 +154,12 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
       shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), dims.begin(), dims.end());
     }
     std::string expr;
-    for (const auto& item : items) expr += (expr.empty() ? "" : s.chance(1, 8) ? "  " : " ") + item;
-    text += (k ? (s.chance(1, 8) ? "," : ", ") : "") + expr;
+    for (const auto& item : items) {
+      if (!expr.empty()) expr += s.chance(1, 8) ? "  " : " ";
+      expr += item;
+    }
+    if (k) text += s.chance(1, 8) ? "," : ", ";
+    text += expr;
     c.inputs.push_back(generate_values(s, c.dtype, shape));
   }
 
@@ -165,8 +173,11 @@ Case generate_einsum(ChoiceSource& s, const GenOptions& options) {
     out.insert(out.begin() + static_cast<std::ptrdiff_t>(s.choose(out.size() + 1)), "...");
   }
   text += text.empty() ? "->" : " ->";
-  for (const auto& o : out) text += " " + o;
-  c.pattern = text;
+  for (const auto& o : out) {
+    text += ' ';
+    text += o;
+  }
+  c.pattern = std::move(text);
   return c;
 }
 

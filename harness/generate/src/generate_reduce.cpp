@@ -30,8 +30,12 @@ std::vector<DType> valid_dtypes(Reduction kind, const std::vector<DType>& dtypes
 Reduction draw_kind(ChoiceSource& s, const ReduceGenOptions& o) {
   if (o.kind) return *o.kind;
   std::vector<Reduction> kinds;
+  kinds.reserve(reduction_table().size());
   for (std::size_t k = 0; k < reduction_table().size(); ++k) {
-    if (!valid_dtypes(static_cast<Reduction>(k), o.dtypes).empty()) kinds.push_back(static_cast<Reduction>(k));
+    const auto kind = static_cast<Reduction>(k);
+    if (std::any_of(o.dtypes.begin(), o.dtypes.end(), [&](DType d) { return reduction_accepts(kind, d); })) {
+      kinds.push_back(kind);
+    }
   }
   if (kinds.empty()) return static_cast<Reduction>(s.choose(reduction_table().size()));  // no usable dtype
   return kinds[s.choose(kinds.size())];

@@ -24,14 +24,21 @@ Evaluates evaluates() {
   return e;
 }
 
+/// What fused declares, whatever its options: built once (the fuzz targets build a backend per input).
+const Capabilities& fused_capabilities() {
+  static const Capabilities caps = [] {
+    Capabilities c = full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false,
+                                       "einfuzz fused executor", evaluates());
+    c.vjp = true;  // ordered VJPs: the ordered judge compares them bit for bit with the reference's
+    c.tie_rule = TieRule::equal_share;
+    return c;
+  }();
+  return caps;
+}
+
 class FusedBackend final : public Backend {
  public:
-  explicit FusedBackend(const RunOptions& options)
-      : options_(options),
-        caps_(full_capabilities(Semantics::ordered, NanProfile::ordered, /*factoring=*/false, "einfuzz fused executor",
-                                evaluates())) {
-    caps_.vjp = true;  // ordered VJPs: the ordered judge compares them bit for bit with the reference's
-    caps_.tie_rule = TieRule::equal_share;
+  explicit FusedBackend(const RunOptions& options) : options_(options) {
     // threads = 0 means the hardware concurrency: asked once here, not on every execute (glibc reads
     // /sys on each std::thread::hardware_concurrency() call).
     // The fuzz targets build a backend per input, so the answer is kept for the process.
@@ -39,7 +46,7 @@ class FusedBackend final : public Backend {
     if (options_.exec.threads == 0) options_.exec.threads = hardware;
   }
   std::string_view name() const override { return "fused"; }
-  const Capabilities& capabilities() const override { return caps_; }
+  const Capabilities& capabilities() const override { return fused_capabilities(); }
   BackendResult run(const Case& c) override {
     const auto shared = check_case_shared(c, options_.limits);  // the run boundary's check, not a copy
     const Result<CheckedCase>& checked = *shared;
@@ -56,7 +63,6 @@ class FusedBackend final : public Backend {
 
  private:
   RunOptions options_;
-  Capabilities caps_;
 };
 
 }  // namespace

@@ -324,6 +324,7 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     if (modified) results[i].reset();
     judge(i);
   }
+  out.backends.reserve(backends.size());
   for (std::size_t i = 0; i < backends.size(); ++i) {
     out.backends.push_back(BackendOutcome{std::string(backends[i]->name()), std::move(*verdicts[i])});
   }

@@ -30,4 +30,10 @@ Result<CheckedCase> check_case(const Case& c, const Limits& limits);
 /// backends). Never null.
 std::shared_ptr<const Result<CheckedCase>> check_case_shared(const Case& c, const Limits& limits);
 
+/// check_case_shared's last result on this thread when `c` and `limits` are what it was called
+/// with, else null; checks nothing. An accepted case's checked einsum or reduce is the value
+/// check_einsum or check_reduce gives for its pattern and input shapes under `limits`, so an
+/// adapter takes it from here instead of checking the case again.
+std::shared_ptr<const Result<CheckedCase>> check_case_memoised(const Case& c, const Limits& limits);
+
 }  // namespace einfuzz
