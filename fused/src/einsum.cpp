@@ -137,7 +137,9 @@ void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs,
     const std::size_t n = plan.operands.size();
     const std::size_t out_rank = plan.output_shape.size();
     const std::size_t c_rank = plan.contraction_shape.size();
-    std::vector<std::int64_t> coords(std::max(out_rank, c_rank)), base(n), off(n);
+    std::vector<std::int64_t> coords(std::max(out_rank, c_rank)), off(n);
+    std::vector<const T*> x(n);
+    for (std::size_t m = 0; m < n; ++m) x[m] = inputs[m].values<T>().data();
     for (std::int64_t o = 0; o < plan.output_size; ++o) {
       if (!(y[static_cast<std::size_t>(o)] != y[static_cast<std::size_t>(o)])) continue;
       std::int64_t rest = o;  // output coordinates, row-major
@@ -146,23 +148,23 @@ void repair_nan_payloads(const EinsumPlan& plan, std::span<const Tensor> inputs,
         rest /= plan.output_shape[a];
       }
       for (std::size_t m = 0; m < n; ++m) {
-        base[m] = 0;
-        for (std::size_t a = 0; a < out_rank; ++a) base[m] += coords[a] * plan.operands[m].output_strides[a];
+        off[m] = 0;
+        for (std::size_t a = 0; a < out_rank; ++a) off[m] += coords[a] * plan.operands[m].output_strides[a];
       }
-      T sum{};  // S := +0, then ((0 + P_0) + P_1) + … over C row-major (§6)
+      // S := +0, then ((0 + P_0) + P_1) + … over C row-major (§6): the contraction coordinates step
+      // like an odometer (the last fastest), each operand's offset with them.
+      std::fill(coords.begin(), coords.begin() + static_cast<std::ptrdiff_t>(c_rank), 0);
+      T sum{};
       for (std::int64_t j = 0; j < plan.contraction_size; ++j) {
-        rest = j;
-        for (std::size_t m = 0; m < n; ++m) off[m] = base[m];
-        for (std::size_t a = c_rank; a-- > 0;) {
-          const std::int64_t c = rest % plan.contraction_shape[a];
-          rest /= plan.contraction_shape[a];
-          for (std::size_t m = 0; m < n; ++m) off[m] += c * plan.operands[m].contract_strides[a];
-        }
-        T product = inputs[0].values<T>()[static_cast<std::size_t>(off[0])];
-        for (std::size_t m = 1; m < n; ++m) {
-          product = scalar_mul(product, inputs[m].values<T>()[static_cast<std::size_t>(off[m])]);
-        }
+        T product = x[0][static_cast<std::size_t>(off[0])];
+        for (std::size_t m = 1; m < n; ++m) product = scalar_mul(product, x[m][static_cast<std::size_t>(off[m])]);
         sum = scalar_add(sum, product);
+        for (std::size_t a = c_rank; a-- > 0;) {
+          for (std::size_t m = 0; m < n; ++m) off[m] += plan.operands[m].contract_strides[a];
+          if (++coords[a] < plan.contraction_shape[a]) break;
+          for (std::size_t m = 0; m < n; ++m) off[m] -= coords[a] * plan.operands[m].contract_strides[a];
+          coords[a] = 0;
+        }
       }
       y[static_cast<std::size_t>(o)] = sum;
     }
