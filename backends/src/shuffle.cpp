@@ -105,6 +105,7 @@ class ShuffleBackend final : public Backend {
       : options_(options),
         caps_(full_capabilities(Semantics::any_order, NanProfile::propagate, options.factoring, "", shuffle_evaluates())) {
     caps_.vjp = options.vjp;  // tie rule equal-share (the default)
+    caps_.accumulate.reserve(4);
     for (const DType d : {DType::f16, DType::bf16, DType::f32, DType::f64}) {
       const PrecisionProfile p = shuffle_profile(options, d);
       if (!is_valid_profile(d, p)) throw std::invalid_argument("shuffle: an invalid precision profile for " + std::string(dtype_name(d)));

@@ -25,6 +25,7 @@ Diagnostic unknown_character(std::string_view pattern, std::size_t column, std::
 
 Result<std::vector<Token>> lex(std::string_view s) {
   std::vector<Token> tokens;
+  tokens.reserve(s.size() / 2 + 1);  // a word and its separator, typically: one allocation, not five
   std::size_t i = 0;
   while (i < s.size()) {
     const char c = s[i];
