@@ -32,15 +32,18 @@ bool too_much_work(const Result<CheckedCase>& checked) {
 void require_reference_admitted(const CaseOutcome& outcome, const Case& c) {
   if (!outcome.checked || !outcome.expected || !is_float(c.dtype)) return;
   Verdict v;
+  // The run's own truth when it computed the storage profile's (shared, not copied), else one here.
   if (const auto* e = std::get_if<CheckedEinsum>(&*outcome.checked)) {
-    const reference::MultisetEinsum truth =
-        outcome.multiset ? *outcome.multiset : reference::multiset_einsum(*e, c.inputs);
+    std::optional<reference::MultisetEinsum> own;
+    const reference::MultisetEinsum& truth =
+        outcome.multiset ? *outcome.multiset : own.emplace(reference::multiset_einsum(*e, c.inputs));
     v = judge_any_order(truth, *outcome.expected, {.factoring = false});
   } else {
     const CheckedReduce& r = std::get<CheckedReduce>(*outcome.checked);
     if (r.kind != Reduction::sum && r.kind != Reduction::mean && r.kind != Reduction::prod) return;
-    const reference::MultisetReduce truth =
-        outcome.multiset_reduce ? *outcome.multiset_reduce : reference::multiset_reduce(r, c.inputs[0]);
+    std::optional<reference::MultisetReduce> own;
+    const reference::MultisetReduce& truth =
+        outcome.multiset_reduce ? *outcome.multiset_reduce : own.emplace(reference::multiset_reduce(r, c.inputs[0]));
     v = judge_any_order(truth, *outcome.expected, NanProfile::propagate);
   }
   if (is_failure(v.kind)) fail("the multiset oracle rejects the ordered reference: " + v.label() + " — " + v.detail, &c);
