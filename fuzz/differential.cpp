@@ -91,7 +91,7 @@ int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
   const Case& c = decoded->c;
   const TargetSetup setup = differential_setup(decoded->exec, data);
   // Cheap first: a case over the work bound builds no backend; the check is made once here, and
-  // run_case's and the backends' are the checker memo's copies of it.
+  // run_case and the backends share the checker memo's result.
   const auto checked = check_case_shared(c, setup.run.limits);
   if (too_much_work(*checked)) return 0;
   std::vector<std::unique_ptr<Backend>> owned;

@@ -39,12 +39,23 @@ std::optional<Rejected> reject_mixed_dtypes(const Case& c) {
   return std::nullopt;
 }
 
+namespace {
+
+/// The run boundary's checked einsum or reduce (T) of this very case under `limits`, shared rather
+/// than checked or copied again; null when the run boundary has not checked it or rejected it.
+template <class T>
+std::shared_ptr<const T> accepted_by_run_boundary(const Case& c, const Limits& limits) {
+  const auto whole = check_case_memoised(c, limits);
+  if (!whole || !whole->ok()) return nullptr;
+  const T* checked = std::get_if<T>(&**whole);
+  return checked ? std::shared_ptr<const T>(whole, checked) : nullptr;  // aliasing: shares the memo's
+}
+
+}  // namespace
+
 std::variant<std::shared_ptr<const CheckedEinsum>, Rejected> checked_einsum_or_reject(const Case& c,
                                                                                       const Limits& limits) {
-  if (auto whole = check_case_memoised(c, limits); whole && whole->ok()) {
-    // The run boundary's check of this very case: shared, not checked or copied again.
-    if (const auto* e = std::get_if<CheckedEinsum>(&**whole)) return std::shared_ptr<const CheckedEinsum>(whole, e);
-  }
+  if (auto shared = accepted_by_run_boundary<CheckedEinsum>(c, limits)) return shared;
   // Reused per thread, as check_case's: the copies would cost an allocation per operand a call.
   thread_local std::vector<Shape> shapes;
   shapes.resize(c.inputs.size());
@@ -57,9 +68,7 @@ std::variant<std::shared_ptr<const CheckedEinsum>, Rejected> checked_einsum_or_r
 std::variant<std::shared_ptr<const CheckedReduce>, Rejected> checked_reduce_or_reject(const Case& c,
                                                                                       const Limits& limits) {
   if (c.inputs.size() != 1) return Rejected{"invalidArgument", "a reduce case has exactly one input"};
-  if (auto whole = check_case_memoised(c, limits); whole && whole->ok()) {
-    if (const auto* r = std::get_if<CheckedReduce>(&**whole)) return std::shared_ptr<const CheckedReduce>(whole, r);
-  }
+  if (auto shared = accepted_by_run_boundary<CheckedReduce>(c, limits)) return shared;
   auto checked =
       check_reduce_shared(c.pattern, c.reduction.value_or(""), c.inputs[0].shape(), c.axis_lengths, c.dtype, limits);
   if (!*checked) return rejected(checked->error());

@@ -113,7 +113,7 @@ class ShuffleBackend final : public Backend {
       if (p.round_inputs != InputRounding::none) caps_.round_inputs.emplace_back(d, p.round_inputs);
     }
     std::string& v = caps_.version;
-    v.reserve(256);  // one allocation: the longest text (a 20-digit seed, four rounded profiles) has 203 characters
+    v.reserve(256);  // one allocation: at most 203 characters (a 20-digit seed, every profile with rounded inputs)
     v = "einfuzz shuffle (seed ";
     v += std::to_string(options.seed);
     v += "; ";
