@@ -185,6 +185,37 @@ Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std
   return result;
 }
 
+/// A single fold (LoopNest::single_fold: one output element, one contraction loop — a dot, a trace,
+/// a full sum) of n <= 3 operands: the one inner_pass from offsets 0 that run_chunk makes of it,
+/// called by execute itself. The general path's layers before it (finish, run, the kernel's chunk
+/// set-up) cost a 64-term trace half again its additions.
+template <class T, detail::Lane... K>
+Tensor fold_once(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs) {
+  constexpr std::size_t n = sizeof...(K);
+  const detail::LoopNest& nest = compiled.nest;
+  Tensor result(plan.output_shape, std::vector<T>(1));
+  const T* x[n];
+  for (std::size_t k = 0; k < n; ++k) x[k] = checked_values<T>(compiled, inputs[k], k);
+  const std::int64_t origin[n] = {};
+  T acc[1] = {T{}};
+  detail::FixedOps<K...>::template inner_pass<1>(acc, nest, x, origin, nest.out_steps(0), nest.con_steps(0),
+                                                 nest.con_len[0], nullptr);
+  result.values<T>()[0] = acc[0];
+  if (acc[0] != acc[0]) repair_nan_payloads<T>(plan, inputs, result);
+  return result;
+}
+
+/// fold_once for one to three operands of T (f32, f64, i32, i64).
+template <class T>
+Tensor single_fold(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs) {
+  using detail::Lane;
+  switch (inputs.size()) {
+    case 1: return fold_once<T, Lane::any>(plan, compiled, inputs);
+    case 2: return fold_once<T, Lane::any, Lane::any>(plan, compiled, inputs);
+    default: return fold_once<T, Lane::any, Lane::any, Lane::any>(plan, compiled, inputs);
+  }
+}
+
 /// f16/bf16 (H): the inputs widened once to binary32 (exact), the kernels run on Rounded values
 /// (every + and · rounded to the format, ORACLE §8), the output narrowed back (exact). NaN outputs
 /// are evaluated again in H itself with scalar_add / scalar_mul, as for the other float types.
@@ -262,6 +293,15 @@ Tensor execute(const EinsumPlan& plan, std::span<const Tensor> inputs, const Exe
   if (compiled == nullptr) {
     local = std::make_unique<const detail::CompiledLoops>(plan);
     compiled = local.get();
+  }
+  if (compiled->nest.single_fold && inputs.size() <= 3) {
+    switch (dtype) {
+      case DType::f32: return single_fold<float>(plan, *compiled, inputs);
+      case DType::f64: return single_fold<double>(plan, *compiled, inputs);
+      case DType::i32: return single_fold<std::int32_t>(plan, *compiled, inputs);
+      case DType::i64: return single_fold<std::int64_t>(plan, *compiled, inputs);
+      default: break;  // f16/bf16: finish_half widens them, and run_chunk folds in the 16-bit format
+    }
   }
   switch (dtype) {  // visit_dtype without the bool case
     case DType::f32: return finish<float>(plan, *compiled, inputs, options);

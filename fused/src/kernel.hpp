@@ -555,7 +555,8 @@ void run_chunk(const ChunkArgs<T>& args) {
   if constexpr (Ops::kCount > 0) {
     if (nest.single_fold) {
       // The whole einsum is one fold from offsets 0: no row, tile or scratch set-up (which cost
-      // a small dot or trace more than its terms).
+      // a small dot or trace more than its terms). execute folds f32, f64, i32 and i64 of up to
+      // three operands itself (fold_once); this one folds f16 and bf16 (Rounded).
       const std::int64_t origin[Ops::kCount] = {};
       T acc[1] = {T{}};
       Ops::Scalar::template inner_pass<1>(acc, nest, args.inputs, origin, nest.out_steps(0), nest.con_steps(0),

@@ -240,6 +240,44 @@ TEST(FusedSmall, SingleFoldsEqualTheReference) {
   expect_single_folds_of_the_reference<double>();
 }
 
+/// The single folds of every other dtype (execute folds i32 and i64 itself, f16 and bf16 in their
+/// kernels): integers that wrap, and 16-bit values with NaNs, infinities and sums that round.
+template <class T>
+void expect_single_folds_of_the_reference_drawn() {
+  std::mt19937_64 rng(15);
+  const std::vector<std::pair<const char*, std::vector<Shape>>> forms = {
+      {"i i ->", {{9, 9}}}, {"i, i ->", {{37}, {37}}}, {"i j ->", {{5, 7}}}, {"i, i, i ->", {{11}, {11}, {11}}},
+      {"i, i, i, i ->", {{6}, {6}, {6}, {6}}}};
+  for (const auto& [pattern, shapes] : forms) {
+    const CheckedEinsum e = checked(pattern, shapes);
+    for (int draw = 0; draw < 20; ++draw) {
+      std::vector<Tensor> inputs;
+      for (const Shape& shape : shapes) {
+        const std::vector<double> wide = random_values<double>(checked_element_count(shape).value(), rng);
+        std::vector<T> values;
+        for (const double w : wide) {
+          if constexpr (std::is_integral_v<T>) {
+            values.push_back(static_cast<T>(rng()));  // full-width: products and sums wrap
+          } else {
+            values.push_back(T(w));
+          }
+        }
+        inputs.emplace_back(shape, std::move(values));
+      }
+      const Tensor want = reference::evaluate_einsum(e, inputs);
+      EXPECT_TRUE(test::bitwise_same(want, fused::execute(fused::compile(e), inputs, {1u}), /*strict_nan=*/true))
+          << pattern << " " << dtype_name(dtype_of_v<T>) << " draw " << draw;
+    }
+  }
+}
+
+TEST(FusedSmall, SingleFoldsOfIntegersAndHalvesEqualTheReference) {
+  expect_single_folds_of_the_reference_drawn<std::int32_t>();
+  expect_single_folds_of_the_reference_drawn<std::int64_t>();
+  expect_single_folds_of_the_reference_drawn<Float16>();
+  expect_single_folds_of_the_reference_drawn<BFloat16>();
+}
+
 TEST(FusedSmall, TheNanPassSeesEveryPosition) {
   expect_every_position_tested<float>();
   expect_every_position_tested<double>();
