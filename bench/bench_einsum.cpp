@@ -1,5 +1,6 @@
 // Speed of the fused executor against the reference evaluator and a hand-written §6 loop nest per
-// pattern (matmul, batched, diagonal, trace, broadcast, 4 operands, scalar output), f32 and f64.
+// pattern (matmul, batched, diagonal, trace, broadcast, 4 operands, scalar output), f32 and f64;
+// the hand loop also with its result moved into a Tensor (naive_tensor), the type fused returns.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -165,7 +166,9 @@ struct Fixture {
   std::int64_t terms() const { return einsum.output_size * einsum.contraction_size; }
 };
 
-enum class Impl { fused, fused_threads, reference, naive };
+/// naive_tensor: the hand loop's vector moved into a Tensor of the output shape, the type fused
+/// returns (its shape is a second allocation): what of fused's time is its output type, not its loops.
+enum class Impl { fused, fused_threads, reference, naive, naive_tensor };
 
 template <class T>
 void run(benchmark::State& state, Pattern p, Impl impl) {
@@ -188,6 +191,9 @@ void run(benchmark::State& state, Pattern p, Impl impl) {
       case Impl::fused_threads: benchmark::DoNotOptimize(fused::execute(plan, f.inputs, options)); break;
       case Impl::reference: benchmark::DoNotOptimize(reference::evaluate_einsum(f.einsum, f.inputs)); break;
       case Impl::naive: benchmark::DoNotOptimize(naive<T>(p, f.shapes, f.pointers)); break;
+      case Impl::naive_tensor:
+        benchmark::DoNotOptimize(Tensor(f.einsum.output_shape, naive<T>(p, f.shapes, f.pointers)));
+        break;
     }
     benchmark::ClobberMemory();
   }
@@ -202,6 +208,7 @@ void register_all() {
   const std::pair<Impl, const char*> impls[] = {{Impl::fused, "fused"},
                                                 {Impl::fused_threads, "fused_threads"},
                                                 {Impl::naive, "naive"},
+                                                {Impl::naive_tensor, "naive_tensor"},
                                                 {Impl::reference, "reference"}};
   for (const auto& [p, pname] : patterns) {
     for (const auto& [impl, iname] : impls) {
