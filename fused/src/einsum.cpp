@@ -186,33 +186,29 @@ Tensor finish(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std
 }
 
 /// A single fold (LoopNest::single_fold: one output element, one contraction loop — a dot, a trace,
-/// a full sum) of n <= 3 operands: the one inner_pass from offsets 0 that run_chunk makes of it,
-/// called by execute itself. The general path's layers before it (finish, run, the kernel's chunk
-/// set-up) cost a 64-term trace half again its additions.
-template <class T, detail::Lane... K>
+/// a full sum) of Ops::kCount <= 3 operands: run_chunk's single_fold_sum, called by execute itself.
+/// The general path's layers before it (finish, run, the kernel's chunk set-up) cost a 64-term
+/// trace half again its additions.
+template <class T, class Ops>
 Tensor fold_once(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs) {
-  constexpr std::size_t n = sizeof...(K);
-  const detail::LoopNest& nest = compiled.nest;
   Tensor result(plan.output_shape, std::vector<T>(1));
-  const T* x[n];
-  for (std::size_t k = 0; k < n; ++k) x[k] = checked_values<T>(compiled, inputs[k], k);
-  const std::int64_t origin[n] = {};
-  T acc[1] = {T{}};
-  detail::FixedOps<K...>::template inner_pass<1>(acc, nest, x, origin, nest.out_steps(0), nest.con_steps(0),
-                                                 nest.con_len[0], nullptr);
-  result.values<T>()[0] = acc[0];
-  if (acc[0] != acc[0]) repair_nan_payloads<T>(plan, inputs, result);
+  const T* x[Ops::kCount];
+  for (std::size_t k = 0; k < Ops::kCount; ++k) x[k] = checked_values<T>(compiled, inputs[k], k);
+  const T sum = detail::single_fold_sum<Ops>(compiled.nest, x);
+  result.values<T>()[0] = sum;
+  if (sum != sum) repair_nan_payloads<T>(plan, inputs, result);
   return result;
 }
 
 /// fold_once for one to three operands of T (f32, f64, i32, i64).
 template <class T>
 Tensor single_fold(const EinsumPlan& plan, const detail::CompiledLoops& compiled, std::span<const Tensor> inputs) {
+  using detail::FixedOps;
   using detail::Lane;
   switch (inputs.size()) {
-    case 1: return fold_once<T, Lane::any>(plan, compiled, inputs);
-    case 2: return fold_once<T, Lane::any, Lane::any>(plan, compiled, inputs);
-    default: return fold_once<T, Lane::any, Lane::any, Lane::any>(plan, compiled, inputs);
+    case 1: return fold_once<T, FixedOps<Lane::any>>(plan, compiled, inputs);
+    case 2: return fold_once<T, FixedOps<Lane::any, Lane::any>>(plan, compiled, inputs);
+    default: return fold_once<T, FixedOps<Lane::any, Lane::any, Lane::any>>(plan, compiled, inputs);
   }
 }
 

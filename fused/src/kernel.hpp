@@ -548,6 +548,17 @@ void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
   }
 }
 
+/// The one output of a single fold (nest.single_fold): one inner pass of a single lane from
+/// offsets 0, +0 then every term in order. Ops is a FixedOps (a fixed operand count).
+template <class Ops, class T>
+T single_fold_sum(const LoopNest& nest, const T* const* x) noexcept {
+  const std::int64_t origin[Ops::kCount] = {};
+  T acc[1] = {T{}};
+  Ops::Scalar::template inner_pass<1>(acc, nest, x, origin, nest.out_steps(0), nest.con_steps(0), nest.con_len[0],
+                                      nullptr);
+  return acc[0];
+}
+
 /// run_chunk_rows, then reports whether the chunk wrote a NaN.
 template <class T, int W, class Ops>
 void run_chunk(const ChunkArgs<T>& args) {
@@ -557,12 +568,9 @@ void run_chunk(const ChunkArgs<T>& args) {
       // The whole einsum is one fold from offsets 0: no row, tile or scratch set-up (which cost
       // a small dot or trace more than its terms). execute folds f32, f64, i32 and i64 of up to
       // three operands itself (fold_once); this one folds f16 and bf16 (Rounded).
-      const std::int64_t origin[Ops::kCount] = {};
-      T acc[1] = {T{}};
-      Ops::Scalar::template inner_pass<1>(acc, nest, args.inputs, origin, nest.out_steps(0), nest.con_steps(0),
-                                          nest.con_len[0], nullptr);
-      args.output[0] = acc[0];
-      *args.nan_seen = acc[0] != acc[0];
+      const T sum = single_fold_sum<Ops>(nest, args.inputs);
+      args.output[0] = sum;
+      *args.nan_seen = sum != sum;
       return;
     }
   }

@@ -253,14 +253,12 @@ void expect_single_folds_of_the_reference_drawn() {
     for (int draw = 0; draw < 20; ++draw) {
       std::vector<Tensor> inputs;
       for (const Shape& shape : shapes) {
-        const std::vector<double> wide = random_values<double>(checked_element_count(shape).value(), rng);
+        const std::int64_t count = checked_element_count(shape).value();
         std::vector<T> values;
-        for (const double w : wide) {
-          if constexpr (std::is_integral_v<T>) {
-            values.push_back(static_cast<T>(rng()));  // full-width: products and sums wrap
-          } else {
-            values.push_back(T(w));
-          }
+        if constexpr (std::is_integral_v<T>) {
+          for (std::int64_t i = 0; i < count; ++i) values.push_back(static_cast<T>(rng()));  // full-width: wraps
+        } else {
+          for (const double w : random_values<double>(count, rng)) values.push_back(T(w));
         }
         inputs.emplace_back(shape, std::move(values));
       }
