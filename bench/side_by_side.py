@@ -191,26 +191,35 @@ def fuzz_rows(args, core):
         row("under ASan + UBSan, each file once, user s", s, False, "s")
     # CI's 60 s live run, the two binaries at once, one per core, cores swapped per round.
     rates = {"old": [], "new": []}
-    options = os.path.join(os.path.dirname(args.new_asan), "fuzz_einsum_diff.options")
-    flags = [f"-{k.strip()}={v.strip()}" for k, v in
-             (l.split("=", 1) for l in open(options) if "=" in l and not l.startswith("dict"))]
+
+    def flags(binary):
+        """The target's .options beside it (`.clusterfuzzlite/build.sh`'s $OUT), as .ci/run passes them."""
+        where = os.path.dirname(binary)
+        keys = (l.split("=", 1) for l in open(os.path.join(where, "fuzz_einsum_diff.options")) if "=" in l)
+        out = [f"-{k.strip()}={v.strip()}" for k, v in keys if k.strip() != "dict"]
+        return out + [f"-dict={os.path.join(where, 'fuzz_einsum_diff.dict')}"]
+
     for r in range(args.rounds):
-        procs = {}
-        dirs = {}
+        procs, dirs, logs = {}, {}, {}
         for side, binary, c in (("old", args.old_asan, r % 2), ("new", args.new_asan, 1 - r % 2)):
             dirs[side] = tempfile.TemporaryDirectory()
+            # A file, not a pipe: libFuzzer logs every new input, and a full pipe would stall it.
+            logs[side] = tempfile.TemporaryFile(mode="w+")
             seeds = os.path.join(HERE, "..", "fuzz", "seeds", "fuzz_einsum_diff")
             procs[side] = subprocess.Popen(
                 ["taskset", "-c", str(c), binary, f"-seed={r + 1}", "-max_total_time=60", "-timeout=25",
-                 "-rss_limit_mb=2048", "-print_final_stats=1"] + flags + [dirs[side].name, seeds],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
+                 "-rss_limit_mb=2048", "-print_final_stats=1", f"-artifact_prefix={dirs[side].name}/"]
+                + flags(binary) + [dirs[side].name, seeds],
+                stdout=subprocess.DEVNULL, stderr=logs[side], env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
         for side, p in procs.items():
-            err = p.communicate()[1]
-            m = re.search(r"stat::average_exec_per_sec:\s*(\d+)", err)
+            p.wait()
+            logs[side].seek(0)
+            m = re.search(r"stat::average_exec_per_sec:\s*(\d+)", logs[side].read())
             rates[side].append(float(m.group(1)) if m else float("nan"))
+            logs[side].close()
             dirs[side].cleanup()
-    row("under ASan + UBSan, CI's 60 s run from the seeds with its .options (`-seed=` the round), both at once "
+    row("under ASan + UBSan, CI's 60 s run from the seeds with each binary's own .options and dictionary "
+        "(`-seed=` the round), both at once "
         "on one core each, cores swapped per round: exec/s", rates, True, "exec/s")
 
 
