@@ -18,6 +18,12 @@ trap cleanup EXIT
 cd "$tmp" || exit 1
 failures=0
 case_file="$src/tests/cli/matmul.case.json"
+# The --isolate runs below crash the faulty plugin's worker on purpose, dozens of times. In a sanitized
+# build each crash is an AddressSanitizer report, and symbolizing its stack (llvm-symbolizer reading
+# the CLI's debug information) took about 0.4 s a report: 150 s of this test's 200 s under ASan.
+# Those reports are expected and never read, so they go unsymbolized; every other command keeps the
+# caller's ASAN_OPTIONS.
+crash_asan="${ASAN_OPTIONS:+$ASAN_OPTIONS:}symbolize=0"
 
 pass() { echo "ok:   $1"; }
 fail() {
@@ -59,7 +65,7 @@ no_raw_escape() {  # no ESC byte (a backend moving the terminal's cursor) in the
 # (The faulty plugin declares f64 einsums only: `--dtypes f64` keeps its cases coming whatever the
 # campaign's dtype mix, which f16/bf16 widened.)
 for mode in segv abort exit0 hang; do
-  EINFUZZ_FAULTY_MODE=$mode run fuzz --backend "plugin:$plugin,fused" --dtypes f64 --cases 30 --isolate --timeout 0.5 --no-store \
+  ASAN_OPTIONS=$crash_asan EINFUZZ_FAULTY_MODE=$mode run fuzz --backend "plugin:$plugin,fused" --dtypes f64 --cases 30 --isolate --timeout 0.5 --no-store \
     --quiet --report "r-$mode.json" --max-shrink-attempts 2
   status 1 "fuzz --isolate, plugin mode $mode: a failing verdict"
   want=crash
@@ -145,16 +151,16 @@ status 3 "shrink --out /dev/full"
 contains "error[io]" "shrink --out /dev/full: the I/O error is named"
 "$bin" shrink exit0.case.json --backend "plugin:$plugin" --isolate >/dev/full 2>"$tmp/out"; got=$?
 status 3 "shrink to a full standard output"
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --no-store --quiet --report /dev/full
+ASAN_OPTIONS=$crash_asan EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --no-store --quiet --report /dev/full
 status 3 "fuzz --report /dev/full"
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --no-store --quiet --junit /dev/full
+ASAN_OPTIONS=$crash_asan EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --no-store --quiet --junit /dev/full
 status 3 "fuzz --junit /dev/full"
 run replay "$case_file" --backend fused --json /dev/full
 status 3 "replay --json /dev/full"
 # A size-limited filesystem: RLIMIT_FSIZE 0 makes every write of a byte fail (EFBIG).
 echo previous >keep.json
 # (Its output goes through a pipe: RLIMIT_FSIZE applies to regular files only.)
-(ulimit -f 0; EINFUZZ_FAULTY_MODE=segv exec "$bin" fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet \
+(ulimit -f 0; ASAN_OPTIONS=$crash_asan EINFUZZ_FAULTY_MODE=segv exec "$bin" fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet \
   --corpus fsize-corpus --report keep.json) 2>&1 | cat >"$tmp/out"
 got=${PIPESTATUS[0]}
 status 3 "fuzz under RLIMIT_FSIZE=0: corpus and report cannot be written"
@@ -163,11 +169,11 @@ if [ "$(cat keep.json)" = previous ]; then pass "the old report is left whole"; 
 if [ -z "$(find fsize-corpus -type f 2>/dev/null)" ]; then pass "no partial case file is left"; else
   fail "files left: $(find fsize-corpus -type f -size -1c | head -3)"; fi
 # A 0-byte case file left by an older run does not block the finding forever.
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet --corpus c2
+ASAN_OPTIONS=$crash_asan EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet --corpus c2
 stored=$(find c2 -name '*.case.json' 2>/dev/null | head -1)
 [ -n "$stored" ] || stored=c2/missing.case.json
 : >"$stored"
-EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet --corpus c2
+ASAN_OPTIONS=$crash_asan EINFUZZ_FAULTY_MODE=segv run fuzz --backend "plugin:$plugin" --dtypes f64 --isolate --cases 5 --quiet --corpus c2
 if [ -s "$stored" ] && "$bin" replay "$stored" --backend fused >/dev/null 2>&1; then
   pass "an empty case file of the same name is replaced"; else fail "the 0-byte case file stayed"; fi
 
