@@ -98,6 +98,7 @@ Subcommand add_check(CLI::App& app) {
                 for (std::string& b : split_backend_list(list)) check->backends.push_back(std::move(b));
               }
             }
+            check->command = cli_spelling();
             guard_in_process_plugins(check->backends, check->backend_options.isolate);
             install_fatal_signal_cleanup();
             return finish_guarded(run_check_command(*check, std::cout, std::cerr));

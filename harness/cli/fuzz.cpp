@@ -176,6 +176,7 @@ Subcommand add_fuzz(CLI::App& app) {
 
   return {cmd, [cmd, st, seconds, cases] {
             CampaignOptions& o = st->options;
+            o.command = cli_spelling();
             if (seconds->count() && !(st->seconds > 0)) {
               std::cerr << "error[invalidArgument]: --seconds must be a positive number\n";
               return 2;

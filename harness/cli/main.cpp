@@ -3,11 +3,33 @@
 
 #include <csignal>
 
+#include <string>
+#include <string_view>
 #include <vector>
+
+#include "einfuzz/core/text.hpp"
 
 #include "subcommand.hpp"
 
+namespace einfuzz::cli {
+namespace {
+std::string spelling = "einfuzz";
+}  // namespace
+
+const std::string& cli_spelling() { return spelling; }
+
+void set_cli_spelling(const char* argv0) {
+  const std::string_view typed = argv0 != nullptr ? argv0 : "";
+  if (typed.empty()) return;
+  // Characters a shell neither splits on nor expands, as a path would usually hold them.
+  const bool plain = typed.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                             "0123456789_./+-,:=@%") == std::string_view::npos;
+  spelling = plain ? std::string(typed) : shell_quote(typed);
+}
+}  // namespace einfuzz::cli
+
 int main(int argc, char** argv) {
+  einfuzz::cli::set_cli_spelling(argc > 0 ? argv[0] : nullptr);
   // Past RLIMIT_FSIZE a write must fail with EFBIG (reported as an I/O error), not kill the process.
   std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{"einfuzz — differential verification and fuzz testing of einsum contractions and reductions"};

@@ -86,7 +86,7 @@ Stored store(const Case& c, const ProfileFlags& f, const std::optional<Precision
   s.error = write_file_atomically(s.file, write_case(c));
   RunOptions run = f.verdict.run;
   run.profile = profile;
-  s.reproduce = reproduce_command(s.file, {"build/einfuzz", {f.backend}, run, f.verdict.backend_options});
+  s.reproduce = reproduce_command(s.file, {cli_spelling(), {f.backend}, run, f.verdict.backend_options});
   return s;
 }
 

@@ -94,7 +94,7 @@ Subcommand add_replay(CLI::App& app) {
             std::vector<Backend*> backends;
             for (const auto& b : *owned) backends.push_back(b.get());
             const ReplayResult result = replay_cases(*files, backends, st->run);
-            const ReproduceContext context{"build/einfuzz", expand_backend_specs(specs), st->run, st->backend_options};
+            const ReproduceContext context{cli_spelling(), expand_backend_specs(specs), st->run, st->backend_options};
             if (st->json != "-") write_replay_table(result, std::cout, context);
             bool ok = true;
             if (!st->json.empty()) ok &= write_report(st->json, replay_report_json(result, context));

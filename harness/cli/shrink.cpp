@@ -94,7 +94,7 @@ Subcommand add_shrink(CLI::App& app) {
               return finish_guarded(kExitIncomplete);
             }
             std::cerr << "reproduce: "
-                      << reproduce_command(st->out, {"build/einfuzz", {st->backend}, st->run, st->backend_options})
+                      << reproduce_command(st->out, {cli_spelling(), {st->backend}, st->run, st->backend_options})
                       << "\n";
             return finish_guarded(0);
           }};

@@ -90,6 +90,14 @@ void install_fatal_signal_cleanup();
 /// Returns `status`, first handing it to a guarding parent (guard_in_process_plugins), if any.
 int finish_guarded(int status);
 
+/// How the reproduce commands this process prints spell the CLI: argv[0] as it was typed (a path,
+/// relative to the working directory as the printed case files are, or a name found on PATH),
+/// shell-quoted when a shell would split or expand it; "einfuzz" when argv[0] is empty. A command
+/// printed by `build/einfuzz` run from the repository root starts `build/einfuzz check`, as before;
+/// one printed by `../einfuzz/build/einfuzz` or an `einfuzz` on PATH runs where it was printed.
+const std::string& cli_spelling();
+void set_cli_spelling(const char* argv0);
+
 /// Splits a --backend value: comma-separated names, except that a `cmd:` item extends to the end
 /// of the value (PROTOCOL.md A), so its command line may contain commas.
 std::vector<std::string> split_backend_list(const std::string& list);

@@ -70,7 +70,28 @@ expect 2 "" -- frobnicate
 expect 0 "pass(bitwise)" -- check --case "$cases/matmul.case.json"
 expect 0 "rejects" -- check --case "$cases/expected_error.case.json"
 expect 1 "expect     FAILED" -- check --case "$cases/wrong_expect.case.json"
-expect 1 "reproduce: build/einfuzz check --case" -- check --case "$cases/wrong_expect.case.json"
+expect 1 "reproduce: $bin check --case" -- check --case "$cases/wrong_expect.case.json"
+# The reproduce command spells the CLI as it was typed, so it runs where it was printed: from a
+# directory with no build/einfuzz in it, through a relative path and through PATH (the commands
+# used to start with build/einfuzz whatever the CLI's path, and a shell there said "not found").
+mkdir -p "$tmp/elsewhere/tools"
+ln -s "$bin" "$tmp/elsewhere/tools/my einfuzz"
+ln -s "$bin" "$tmp/elsewhere/tools/einfuzz"
+cp "$cases/wrong_expect.case.json" "$tmp/elsewhere/w.case.json"
+reproduce_runs() {  # reproduce_runs HOW ARGS...: the printed command, run verbatim, exits 1 again
+  local how=$1 printed
+  shift
+  printed=$(cd "$tmp/elsewhere" && "$@" 2>&1 | sed -n 's/^ *reproduce: //p' | head -1)
+  check "$how: the reproduce command ($printed) reruns the case" \
+    bash -c 'cd "$1" && PATH="$1/tools:$PATH" && eval "$2" >/dev/null 2>&1; test $? -eq 1' _ "$tmp/elsewhere" "$printed"
+}
+reproduce_runs "a relative path with a space" "./tools/my einfuzz" check --case w.case.json
+reproduce_runs "a name found on PATH" env PATH="$tmp/elsewhere/tools:$PATH" einfuzz check --case w.case.json
+zero="cmd:python3 $cases/zero_backend.py"
+reproduce_runs "fuzz, a relative path" ./tools/einfuzz fuzz --backend "$zero" --dtypes f64 --cases 200 --max-findings 1 \
+  --corpus found --quiet
+# Under --no-store the command names a file that was not written: the summary says so.
+expect 1 "not stored (--no-store): run without it" -- fuzz --backend "$zero" --dtypes f64 --cases 200 --max-findings 1 --no-store --quiet
 expect 2 "error[malformedCase]" -- check --case "$cases/bad_count.case.json"
 expect 2 "bad_count.case.json" -- check --case "$cases/bad_count.case.json"
 expect 2 "error[malformedCase]" -- check --case "$cases/does-not-exist.case.json"

@@ -26,12 +26,12 @@ expect 0 '"status": "unsupported"' -- profile --backend xtensor --dtype bf16 --j
 # A backend that breaks its declared profile (every einsum returns zeros): exit 1, each excluded
 # profile with the case that excludes it and the command that reproduces it.
 expect 1 "declared-violated" -- profile --backend "$zero" --dtype f64 --out "$tmp/zero"
-expect 1 "reproduce: build/einfuzz check --case '$tmp/zero/einsum-" -- profile --backend "$zero" --dtype f64 --out "$tmp/zero"
+expect 1 "reproduce: $bin check --case '$tmp/zero/einsum-" -- profile --backend "$zero" --dtype f64 --out "$tmp/zero"
 "$bin" profile --backend "$zero" --dtype f64 --json --out "$tmp/zero" >"$tmp/z.json"
 check "profile --json of a violated profile: accumulate null, evidence with case_file and reproduce" \
   python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["f64"]
 assert e["accumulate"] is None and e["status"]=="declared-violated", e
-x=e["evidence"][0]; assert x["excludes"]=={"accumulate":"f64","round_inputs":None} and x["reproduce"].startswith("build/einfuzz check --case "), x' "$tmp/z.json"
+x=e["evidence"][0]; assert x["excludes"]=={"accumulate":"f64","round_inputs":None} and x["reproduce"].startswith(sys.argv[2] + " check --case "), x' "$tmp/z.json" "$bin"
 evidence=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["f64"]["evidence"][0]["case_file"])' "$tmp/z.json")
 expect 1 "mismatch(value)" -- check --case "$evidence" --backend "$zero"
 
@@ -55,14 +55,14 @@ for x in json.load(open(sys.argv[1]))["f32"]["evidence"]:
 reproduce=$(sed -n 1p "$tmp/e.txt")
 excluding=$(sed -n 2p "$tmp/e.txt")
 check "the evidence's reproduce command names --profile f64" \
-  test "$reproduce" = "build/einfuzz check --case '$excluding' --backend 'eigen' --profile f64"
-eval "set -- ${reproduce#build/einfuzz }"
+  test "$reproduce" = "$bin check --case '$excluding' --backend 'eigen' --profile f64"
+eval "set -- ${reproduce#"$bin" }"
 expect 1 "mismatch(value)" -- "$@"
 expect 1 "judged under profile f64 (declared f32)" -- "$@"
 expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen
 expect 0 "eigen      pass" -- check --case "$excluding" --backend eigen --profile declared
 # The table prints the same command.
-expect 0 "reproduce: build/einfuzz check --case '$tmp/eig/" -- profile --backend eigen --dtype f32 --out "$tmp/eig"
+expect 0 "reproduce: $bin check --case '$tmp/eig/" -- profile --backend eigen --dtype f32 --out "$tmp/eig"
 expect 0 "--profile f64" -- profile --backend eigen --dtype f32 --out "$tmp/eig"
 
 # check --profile: valid profiles judge; one the case's dtype cannot take is exit 2 before running.
@@ -80,7 +80,7 @@ expect 0 "--profile" -- check --help
 # replay --profile: the same option; invalid for some case's dtype is exit 2, nothing replayed.
 expect 1 "judged under profile f64" -- replay "$excluding" --backend eigen --profile f64
 expect 0 " 0 failed" -- replay "$excluding" --backend eigen
-expect 1 "reproduce: build/einfuzz check --case '$excluding' --backend 'eigen' --profile f64" -- \
+expect 1 "reproduce: $bin check --case '$excluding' --backend 'eigen' --profile f64" -- \
   replay "$excluding" --backend eigen --profile f64
 expect 2 "--profile f16 cannot judge a f32 case" -- replay "$excluding" --backend eigen --profile f16
 expect 0 "--profile" -- replay --help

@@ -105,7 +105,11 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
       std::string backends;
       for (const std::string& b : f.backends) backends += (backends.empty() ? "" : ",") + b;
       out << (known ? "  known " : "  NEW   ") << backends << "  " << f.verdict << "  x" << f.count << "  "
-          << f.file.string() << "  (case " << f.case_index << ")\n"
+          << f.file.string() << "  (case " << f.case_index << ")"
+          << (!known && !o.store ? "  not stored (--no-store): run without it to write the file the command reads"
+                                 : !known && !f.store_error.empty() ? "  not stored: " + f.store_error
+                                                                    : std::string())
+          << "\n"
           << "    group: " << f.signature << "\n"
           << (f.first && f.first->gradient_of >= 0
                   ? "    first differing element in the gradient of input " + std::to_string(f.first->gradient_of) + "\n"

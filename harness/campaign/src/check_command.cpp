@@ -78,7 +78,7 @@ struct Prepared {
 Result<Prepared> prepare(const CheckCommand& cmd) {
   Prepared p;
   // Everything besides the case that decides the verdicts travels with the command.
-  const ReproduceContext context{"build/einfuzz", cmd.backends, cmd.run, cmd.backend_options};
+  const ReproduceContext context{cmd.command, cmd.backends, cmd.run, cmd.backend_options};
   if (!cmd.case_file.empty()) {
     auto c = read_case_file(cmd.case_file, cmd.run.limits);
     if (!c) return std::move(c).error();

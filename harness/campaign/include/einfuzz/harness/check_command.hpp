@@ -32,6 +32,7 @@ struct CheckCommand {
   std::vector<std::string> backends = {"fused"};
   RunOptions run;
   BackendSpecOptions backend_options;  ///< --isolate, --timeout (cmd:/numpy backends and workers)
+  std::string command = "build/einfuzz";  ///< how the reproduce command spells the CLI
 };
 
 /// Parses "2x3,(),0x5" into shapes; each length a decimal int64; bad text is `malformedShape`,
