@@ -63,10 +63,7 @@ void print_findings(Shared& shared, ProgressSink sink, bool& line_open) {
     *sink.out << (f.known ? "known: " : "found: ") << f.backend << " " << f.verdict << " (case " << f.case_index
               << ", shrunk in " << f.shrink_steps << " steps) -> " << f.file.string()
               << "\n  reproduce: " << f.reproduce << "\n";
-    if (!f.store_error.empty()) *sink.out << "  not stored: " << f.store_error << "\n";
-    if (!f.known && !shared.options().store) {
-      *sink.out << "  not stored (--no-store): run without --no-store to write the case file the command reads\n";
-    }
+    if (const std::string note = not_stored_note(f, shared.options()); !note.empty()) *sink.out << "  " << note << "\n";
   }
 }
 

@@ -48,6 +48,13 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
+std::string not_stored_note(const Finding& f, const CampaignOptions& o) {
+  if (f.known) return "";
+  if (!o.store) return "not stored (--no-store): run without it to write the file the command reads";
+  if (!f.store_error.empty()) return "not stored: " + f.store_error;
+  return "";
+}
+
 void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, std::ostream& out) {
   out << "einfuzz fuzz: " << r.cases << " cases in " << fixed(r.seconds, 1) << " s (" << fixed(r.cases_per_second(), 1)
       << " cases/s), seed " << o.seed
@@ -105,11 +112,9 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
       std::string backends;
       for (const std::string& b : f.backends) backends += (backends.empty() ? "" : ",") + b;
       out << (known ? "  known " : "  NEW   ") << backends << "  " << f.verdict << "  x" << f.count << "  "
-          << f.file.string() << "  (case " << f.case_index << ")"
-          << (!known && !o.store ? "  not stored (--no-store): run without it to write the file the command reads"
-                                 : !known && !f.store_error.empty() ? "  not stored: " + f.store_error
-                                                                    : std::string())
-          << "\n"
+          << f.file.string() << "  (case " << f.case_index << ")";
+      if (const std::string note = not_stored_note(f, o); !note.empty()) out << "  " << note;
+      out << "\n"
           << "    group: " << f.signature << "\n"
           << (f.first && f.first->gradient_of >= 0
                   ? "    first differing element in the gradient of input " + std::to_string(f.first->gradient_of) + "\n"

@@ -171,6 +171,11 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
 /// backends, count, file and command.
 void write_campaign_summary(const CampaignResult& result, const CampaignOptions& options, std::ostream& out);
 
+/// Why a new finding's case file (the one its reproduce command reads) was not written, for the
+/// progress output and the summary: under --no-store, or the store's I/O error. Empty when it was
+/// written, and for a known finding (whose file is the stored divergence).
+std::string not_stored_note(const Finding& finding, const CampaignOptions& options);
+
 /// The JSON report: totals, counts per backend keyed by verdict name, and a `groups` array (signature,
 /// verdict, op, dtype, backends, count, case_file, reproduce, known).
 std::string campaign_report_json(const CampaignResult& result, const CampaignOptions& options);
