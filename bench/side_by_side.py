@@ -11,7 +11,8 @@ fuzz_einsum_diff, as .ci/run builds it; both or neither).
     python3 bench/side_by_side.py --old /tmp/old/build --new build --rounds 5 > table.md
 
 Lines: the GEMM bench at 256^3 (fused and its SSE2 kernel against Eigen), the small-case bench
-(fused against the hand-written loop), the campaigns (fused; fused,shuffle with all dtypes and
+(fused against the hand-written loop), the kernels it does not reach (einfuzz_bench_kernels; OLD may
+lack it: --old-kernels), the campaigns (fused; fused,shuffle with all dtypes and
 with the dtypes 8278533 drew; eigen; xtensor; the default `all` on one core and on two), the
 Python loop against fused,shuffle, fuzz_einsum_diff's replay of a fixed corpus without sanitizers
 and, with --old-asan/--new-asan, under ASan + UBSan plus CI's 60 s live run (the two side by side,
@@ -170,6 +171,28 @@ def gemm_rows(args, core):
             row(f"{kernel} ÷ Eigen, {case}", s, True)
 
 
+def kernel_rows(args, core):
+    """einfuzz_bench_kernels (three-operand broadcast lanes, --tile 4): NEW's time against OLD's."""
+    old_bin = args.old_kernels or os.path.join(args.old, "bench", "einfuzz_bench_kernels")
+    if not os.path.exists(old_bin):
+        print(f"\nKernels: skipped, {old_bin} does not exist (pass --old-kernels)")
+        return
+    extra = ["--benchmark_repetitions=10", "--benchmark_enable_random_interleaving=true", "--benchmark_min_time=0.03"]
+    def mins(binary):
+        _, _, out = run([binary, "--benchmark_format=json"] + extra, core, check=True)
+        by = {}
+        for b in json.loads(out)["benchmarks"]:
+            if b.get("run_type") == "iteration":
+                by[b["run_name"]] = min(by.get(b["run_name"], float("inf")), b["cpu_time"])
+        return by
+    runs = alternate(args.rounds, lambda: (old_bin,), lambda: (os.path.join(args.new, "bench", "einfuzz_bench_kernels"),),
+                     mins)
+    group("Kernels einfuzz_bench does not reach: fused's time in ns (minima of 10 interleaved repetitions; "
+          "NEW's advantage is OLD ÷ NEW)", "einfuzz_bench_kernels " + " ".join(extra))
+    for name in sorted(runs["old"][0]):
+        row(name, {side: [r[name] for r in runs[side]] for side in runs}, False, "ns")
+
+
 def fuzz_rows(args, core):
     with tempfile.TemporaryDirectory() as corpus:
         subprocess.run([sys.executable, os.path.join(HERE, "fuzz_corpus.py"), corpus,
@@ -228,14 +251,16 @@ def main():
     ap.add_argument("--old", required=True, help="the OLD release build directory")
     ap.add_argument("--new", required=True, help="the NEW release build directory")
     ap.add_argument("--old-gemm", help="bench_gemm built against OLD (when OLD has none)")
+    ap.add_argument("--old-kernels", help="bench_kernels built against OLD (when OLD has none)")
     ap.add_argument("--old-asan", help="OLD's sanitized libFuzzer fuzz_einsum_diff")
     ap.add_argument("--new-asan", help="NEW's sanitized libFuzzer fuzz_einsum_diff")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--core", type=int, default=1, help="the core single-core runs are pinned to")
-    ap.add_argument("--only", default="gemm,bench,campaign,python,fuzz", help="comma-separated groups to run")
+    ap.add_argument("--only", default="gemm,bench,kernels,campaign,python,fuzz", help="comma-separated groups to run")
     args = ap.parse_args()
     print(f"OLD {args.old}, NEW {args.new}; {args.rounds} rounds, one core: `taskset -c {args.core}`.")
-    groups = {"gemm": gemm_rows, "bench": bench_rows, "campaign": campaign_rows, "python": python_row,
+    groups = {"gemm": gemm_rows, "bench": bench_rows, "campaign": campaign_rows, "kernels": kernel_rows,
+              "python": python_row,
               "fuzz": fuzz_rows}
     for name in args.only.split(","):
         groups[name](args, args.core)

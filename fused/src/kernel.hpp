@@ -430,9 +430,10 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
 /// One output row along the tile axis: full tiles of W lanes (then one 4-lane tile when W is 8 and
 /// at least 4 outputs remain), the rest through the scalar path. Lanes never mix, so the grouping
 /// cannot change a bit. A single-term contraction (Elementwise) needs no accumulators: the row is
-/// one elementwise loop.
+/// one elementwise loop. Not inlined: run_rows calls it from three places, and one copy instead of
+/// three took 40-50% off the kernels' compile time, for a call per row (docs/performance.md).
 template <class T, int W, class Ops, bool Elementwise>
-[[gnu::always_inline]] inline void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
+[[gnu::noinline]] void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
   if constexpr (Elementwise) {
     // Blocks of W outputs: all W read, then all W written, so the compiler keeps a block in
@@ -579,6 +580,7 @@ void run_chunk(const ChunkArgs<T>& args) {
   *args.nan_seen = scratch.nan;
 }
 
+/// The 8-lane kernel for N operands whose lane kinds are `kinds` (K: the kinds chosen so far).
 template <class T, int W, int N, Lane... K>
 ChunkFn<T> select_fixed(const Lane* kinds) {
   if constexpr (sizeof...(K) == N) {
@@ -603,17 +605,25 @@ ChunkFn<T> select_width(int operands, const Lane* kinds) {
   }
 }
 
+/// One lane kind for every operand: the kernels of a width that is a tile option only.
+template <class T, int W>
+ChunkFn<T> select_any_lanes(int operands) {
+  switch (operands) {
+    case 1: return &run_chunk<T, W, FixedOps<Lane::any>>;
+    case 2: return &run_chunk<T, W, FixedOps<Lane::any, Lane::any>>;
+    case 3: return &run_chunk<T, W, FixedOps<Lane::any, Lane::any, Lane::any>>;
+    default: return &run_chunk<T, W, AnyOps>;
+  }
+}
+
 template <class T>
 ChunkFn<T> select_chunk_fn(int operands, const Lane* kinds, int width) {
   if (width >= 8) return select_width<T, 8>(operands, kinds);
-  if (width >= 4) return select_width<T, 4>(operands, kinds);
+  // Tiles of 4 (--tile 4) read every operand as `any`: the same bits, with fewer kernels to
+  // compile. The 8-lane kernels end a row with a 4-lane tile of their own lane kinds.
+  if (width >= 4) return select_any_lanes<T, 4>(operands);
   // The scalar path reads one lane: lane kinds do not matter.
-  switch (operands) {
-    case 1: return &run_chunk<T, 1, FixedOps<Lane::any>>;
-    case 2: return &run_chunk<T, 1, FixedOps<Lane::any, Lane::any>>;
-    case 3: return &run_chunk<T, 1, FixedOps<Lane::any, Lane::any, Lane::any>>;
-    default: return &run_chunk<T, 1, AnyOps>;
-  }
+  return select_any_lanes<T, 1>(operands);
 }
 
 }  // namespace einfuzz::fused::detail

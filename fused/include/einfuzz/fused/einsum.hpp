@@ -46,7 +46,10 @@ struct EinsumPlan {
 /// Execution knobs; none of them may change a single output bit.
 struct ExecOptions {
   unsigned threads = 0;  ///< 0: hardware concurrency (the §9 heuristic still picks 1 for small work)
-  int tile_width = 8;    ///< 1 (scalar only), 4 or 8 lanes along the last output axis (others: the next lower, at least 1)
+  /// 1 (scalar only), 4 or 8 lanes along the last output axis (others: the next lower, at least 1).
+  /// Only 8 has kernels specialised on how each operand moves between lanes (fused/src/kernel.hpp);
+  /// 4 is a knob for tests and fuzzing, whose tiles read every operand by its step.
+  int tile_width = 8;
   /// 0: the §9 task-count policy; else exactly min(tasks, outer, threads) output chunks (lets tests
   /// exercise chunk boundaries on small inputs).
   unsigned tasks = 0;
