@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -58,12 +59,19 @@ std::string slurp(const fs::path& p) {
   return s.str();
 }
 
-/// A python3 that imports `modules`, or empty.
-std::string python_with(const std::string& modules) {
+/// A python3 that has the module `module` installed, or empty; asked once per module and process.
+/// The probe finds the module without importing it: importing torch costs a few seconds, and the
+/// program run next imports it anyway (an installed module that fails to import fails that run).
+std::string python_with(const std::string& module) {
+  static std::map<std::string, std::string> found;
+  if (const auto it = found.find(module); it != found.end()) return it->second;
+  std::string& python = found[module];
   for (const char* p : {"python3", "/usr/bin/python3"}) {
-    if (run_status(std::string(p) + " -c 'import " + modules + "'", scratch() / "probe.log") == 0) return p;
+    const std::string probe = std::string(p) + " -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec(\"" +
+                              module + "\") is None)'";
+    if (run_status(probe, scratch() / "probe.log") == 0) return python = p;
   }
-  return "";
+  return python;
 }
 
 struct Ran {
