@@ -206,7 +206,7 @@ TEST(OracleProfileSound, ShuffleUnderEveryProfileReduce) {
 // ---------------------------------------------------------------------------------------------
 // The default profile's truth is the two-argument one (ORACLE §2 unchanged)
 
-void expect_same_truth(const ElementTruth& a, const ElementTruth& b, const std::string& where) {
+void expect_same_truth(const ElementTruth& a, const ElementTruth& b, const CaseWhere& where) {
   EXPECT_EQ(a.value_class, b.value_class) << where;
   EXPECT_EQ(a.terms, b.terms) << where;
   EXPECT_EQ(a.no_overflow, b.no_overflow) << where;
@@ -243,7 +243,7 @@ TEST(OracleProfile, DefaultProfileTruthEqualsTheTwoArgumentOne) {
     EXPECT_TRUE(bitwise_equal(two.rounded, three.rounded));
     ASSERT_EQ(two.elements.size(), three.elements.size());
     for (std::size_t o = 0; o < two.elements.size(); ++o) {
-      expect_same_truth(two.elements[o], three.elements[o], write_case(c));
+      expect_same_truth(two.elements[o], three.elements[o], CaseWhere{c, "element " + std::to_string(o)});
     }
   }
 }

@@ -95,7 +95,7 @@ void expect_reduce_exact(Rng& rng, const char* kind, std::int64_t& fibres) {
   for (std::int64_t row = 0; row < rows; ++row) {
     ++fibres;
     const ElementTruth& t = truth.elements[static_cast<std::size_t>(row)];
-    const std::string where = std::string(kind) + " row " + std::to_string(row) + " of\n" + write_case(c);
+    const CaseWhere where{c, std::string(kind) + " row " + std::to_string(row)};
     bool nan = false, pos_inf = false, neg_inf = false, zero = false, negative = false;
     std::vector<Mp*> owned;
     std::vector<mpfr_ptr> finite, magnitudes;

@@ -124,7 +124,7 @@ void expect_exact(const Case& c) {
         mpfr_abs(abs_terms.emplace_back(term_bits).get(), product.get(), MPFR_RNDN);
       }
     });
-    const std::string where = "element " + std::to_string(o) + " of\n" + write_case(c);
+    const CaseWhere where{c, "element " + std::to_string(o)};
     const ValueClass cls = (nan_input || zero_times_inf || (pos_inf && neg_inf)) ? ValueClass::nan
                            : pos_inf                                              ? ValueClass::pos_inf
                            : neg_inf                                              ? ValueClass::neg_inf
