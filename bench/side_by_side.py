@@ -123,14 +123,19 @@ def python_row(args, core):
     row("`fused,shuffle` ÷ the numpy + torch loop (no oracle)", ratios, True)
 
 
+def bench_minima(binary, core, flags):
+    """{benchmark name: the least CPU time of its repetitions} of one Google Benchmark run."""
+    _, _, out = run([binary, "--benchmark_format=json"] + flags, core, check=True)
+    by = {}
+    for b in json.loads(out)["benchmarks"]:
+        if b.get("run_type") == "iteration":
+            by[b["run_name"]] = min(by.get(b["run_name"], float("inf")), b["cpu_time"])
+    return by
+
+
 def bench_rows(args, core):
     def mins(binary, flt, extra):
-        _, _, out = run([binary, f"--benchmark_filter={flt}", "--benchmark_format=json"] + extra, core, check=True)
-        by = {}
-        for b in json.loads(out)["benchmarks"]:
-            if b.get("run_type") == "iteration":
-                by[b["run_name"]] = min(by.get(b["run_name"], float("inf")), b["cpu_time"])
-        return by
+        return bench_minima(binary, core, [f"--benchmark_filter={flt}"] + extra)
     flt = "(diagonal|trace|broadcast|four_operands)/(fused|naive)/f(32|64)/0$"
     extra = ["--benchmark_repetitions=10", "--benchmark_enable_random_interleaving=true", "--benchmark_min_time=0.03"]
     runs = {"old": [], "new": []}
@@ -178,15 +183,8 @@ def kernel_rows(args, core):
         print(f"\nKernels: skipped, {old_bin} does not exist (pass --old-kernels)")
         return
     extra = ["--benchmark_repetitions=10", "--benchmark_enable_random_interleaving=true", "--benchmark_min_time=0.03"]
-    def mins(binary):
-        _, _, out = run([binary, "--benchmark_format=json"] + extra, core, check=True)
-        by = {}
-        for b in json.loads(out)["benchmarks"]:
-            if b.get("run_type") == "iteration":
-                by[b["run_name"]] = min(by.get(b["run_name"], float("inf")), b["cpu_time"])
-        return by
-    runs = alternate(args.rounds, lambda: (old_bin,), lambda: (os.path.join(args.new, "bench", "einfuzz_bench_kernels"),),
-                     mins)
+    new_bin = os.path.join(args.new, "bench", "einfuzz_bench_kernels")
+    runs = alternate(args.rounds, lambda: (old_bin,), lambda: (new_bin,), lambda b: bench_minima(b, core, extra))
     group("Kernels einfuzz_bench does not reach: fused's time in ns (minima of 10 interleaved repetitions; "
           "NEW's advantage is OLD ÷ NEW)", "einfuzz_bench_kernels " + " ".join(extra))
     for name in sorted(runs["old"][0]):
