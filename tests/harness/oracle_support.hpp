@@ -66,7 +66,6 @@ Tensor tensor_of(Shape shape, const std::vector<T>& values) {
   return Tensor(std::move(shape), values);
 }
 
-/// The checked einsum of `c` (a test failure, not a crash, when it does not check).
 /// "<what> of" and the case as JSON, written only when a failing assertion streams it: the case's
 /// text is as long as its inputs, and writing it for every element made the MPFR comparisons
 /// (OracleExact) 35 times slower under AddressSanitizer than in release.
@@ -78,6 +77,7 @@ struct CaseWhere {
   }
 };
 
+/// The checked einsum of `c` (a test failure, not a crash, when it does not check).
 inline CheckedEinsum checked_of(const Case& c) {
   std::vector<Shape> shapes;
   for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
