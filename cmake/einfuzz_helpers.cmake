@@ -54,6 +54,22 @@ set(EINFUZZ_RC_SCALE "100" CACHE STRING "Percentage applied to RapidCheck max_su
 # build's compile time). A test source therefore keeps its helpers in a namespace of its own.
 option(EINFUZZ_UNITY_TESTS "Compile each test executable's sources in unity batches" ON)
 set(EINFUZZ_UNITY_TEST_BATCH "4" CACHE STRING "Test sources per unity batch")
+# The CLI and the libraries that act on a judged case (campaign, shrink, repro) are compiled the same
+# way (einfuzz_unity_cli): CLI11's, nlohmann-json's and fmt's templates are most of each of their
+# files' compile time. The libraries that generate, check, evaluate and judge a case (core,
+# reference, fused, backends, generate, run) keep a translation unit a file.
+option(EINFUZZ_UNITY_CLI "Compile the CLI and the campaign, shrink and repro libraries in unity batches" ON)
+function(einfuzz_unity_cli target)
+  if(EINFUZZ_UNITY_CLI)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${EINFUZZ_UNITY_TEST_BATCH})
+  endif()
+endfunction()
+# EINFUZZ_TEST_SHARDS: 0 registers every GoogleTest test as a CTest test of its own (gtest_discover_tests);
+# N > 0 registers each test executable as N CTest tests, <executable>/shard-<i>-of-<N>, each running one
+# GoogleTest shard (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX): the same tests, N processes instead of one
+# a test. .ci/run's sanitized tree uses it: there a process costs about 0.15 s before and after its
+# test (the sanitizers' start-up and the leak scan at exit), 1200 times over.
+set(EINFUZZ_TEST_SHARDS "0" CACHE STRING "0: one CTest test per GoogleTest test; N: N GoogleTest shards per executable")
 # Test code's own optimisation (EINFUZZ_TEST_FLAGS, set at the top level once the sanitizer flags are
 # known): the libraries it tests keep the build's flags.
 function(einfuzz_test)
@@ -71,5 +87,16 @@ function(einfuzz_test)
   if(EINFUZZ_UNITY_TESTS)
     set_target_properties(${ARG_NAME} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${EINFUZZ_UNITY_TEST_BATCH})
   endif()
-  gtest_discover_tests(${ARG_NAME} PROPERTIES ENVIRONMENT "${ARG_ENV}" DISCOVERY_TIMEOUT 60)
+  if(EINFUZZ_TEST_SHARDS GREATER 0)
+    foreach(shard RANGE 1 ${EINFUZZ_TEST_SHARDS})
+      math(EXPR index "${shard} - 1")
+      set(test ${ARG_NAME}/shard-${shard}-of-${EINFUZZ_TEST_SHARDS})
+      add_test(NAME ${test} COMMAND ${ARG_NAME})
+      # A shard that skips some tests still passes or fails on the others: no SKIP_REGULAR_EXPRESSION.
+      set(env ${ARG_ENV} GTEST_TOTAL_SHARDS=${EINFUZZ_TEST_SHARDS} GTEST_SHARD_INDEX=${index})
+      set_tests_properties(${test} PROPERTIES TIMEOUT 1500 ENVIRONMENT "${env}")
+    endforeach()
+  else()
+    gtest_discover_tests(${ARG_NAME} PROPERTIES ENVIRONMENT "${ARG_ENV}" DISCOVERY_TIMEOUT 60)
+  endif()
 endfunction()

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(
-  g++ clang cmake ninja-build pkg-config python3
+  g++ clang lld cmake ninja-build pkg-config python3
   libgtest-dev libbenchmark-dev librapidcheck-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgmp-dev libmpfr-dev libeigen3-dev libxtensor-dev

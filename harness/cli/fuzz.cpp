@@ -174,7 +174,7 @@ Subcommand add_fuzz(CLI::App& app) {
   add_verdict_options(cmd, st->options.run, st->options.backend_options);
   cmd->add_flag("--quiet", st->quiet, "no progress line");
 
-  return {cmd, [cmd, st, seconds, cases] {
+  return {cmd, [st, seconds, cases] {
             CampaignOptions& o = st->options;
             o.command = cli_spelling();
             if (seconds->count() && !(st->seconds > 0)) {
