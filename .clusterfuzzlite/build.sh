@@ -19,9 +19,6 @@ jobs="${EINFUZZ_JOBS:-$(nproc)}"
 # serves both the fuzzers and the suite.
 build_tests="${EINFUZZ_BUILD_TESTS:-OFF}"
 rc_scale="${EINFUZZ_RC_SCALE:-100}"
-# EINFUZZ_TEST_SHARDS=N registers each test executable as N GoogleTest shards instead of a CTest test
-# per test (cmake/einfuzz_helpers.cmake): fewer sanitized processes to start.
-test_shards="${EINFUZZ_TEST_SHARDS:-0}"
 targets=()  # every fuzz/<target>.options names one target
 for f in "$src"/fuzz/*.options; do targets+=("$(basename "$f" .options)"); done
 
@@ -38,7 +35,6 @@ cmake -S "$src" -B "$build" "${generator[@]}" \
   -DCMAKE_C_FLAGS="$CFLAGS" -DCMAKE_CXX_FLAGS="$CXXFLAGS" \
   -DEINFUZZ_BUILD_FUZZERS=ON -DEINFUZZ_LIB_FUZZING_ENGINE="$LIB_FUZZING_ENGINE" \
   -DEINFUZZ_SANITIZE=OFF -DEINFUZZ_BUILD_TESTS="$build_tests" -DEINFUZZ_RC_SCALE="$rc_scale" \
-  -DEINFUZZ_TEST_SHARDS="$test_shards" \
   -DEINFUZZ_BUILD_BENCH=OFF \
   -DEINFUZZ_WITH_TORCH=OFF  # no fuzz target runs torch; its module is the slowest file to compile
 if [ "$build_tests" = ON ]; then

@@ -64,12 +64,13 @@ function(einfuzz_unity_cli target)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${EINFUZZ_UNITY_TEST_BATCH})
   endif()
 endfunction()
-# EINFUZZ_TEST_SHARDS: 0 registers every GoogleTest test as a CTest test of its own (gtest_discover_tests);
-# N > 0 registers each test executable as N CTest tests, <executable>/shard-<i>-of-<N>, each running one
-# GoogleTest shard (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX): the same tests, N processes instead of one
-# a test. .ci/run's sanitized tree uses it: there a process costs about 0.15 s before and after its
-# test (the sanitizers' start-up and the leak scan at exit), 1200 times over.
-set(EINFUZZ_TEST_SHARDS "0" CACHE STRING "0: one CTest test per GoogleTest test; N: N GoogleTest shards per executable")
+# EINFUZZ_TEST_SHARDS: each test executable is N CTest tests, <executable>/shard-<i>-of-<N>, each
+# running one GoogleTest shard (GTEST_TOTAL_SHARDS, GTEST_SHARD_INDEX); a failing shard's output names
+# its failing tests, and `<executable> --gtest_filter=…` reruns one. 0 registers every GoogleTest test
+# as a CTest test of its own (gtest_discover_tests). A process a test cost the release suite 0.02 s
+# and a second for each test that loads libtorch; under ASan + UBSan about 0.15 s (the start-up's
+# relocations and the leak scan at exit), 1500 times over.
+set(EINFUZZ_TEST_SHARDS "4" CACHE STRING "N: N GoogleTest shards per test executable; 0: one CTest test per GoogleTest test")
 # Test code's own optimisation (EINFUZZ_TEST_FLAGS, set at the top level once the sanitizer flags are
 # known): the libraries it tests keep the build's flags.
 function(einfuzz_test)
