@@ -135,9 +135,10 @@ std::string origin(const Case& c, const std::string& key) {
   return "";
 }
 
-/// The stored forward divergences, one test each (each compiles or starts a library program). `repro` writes programs for forward cases; a VJP divergence (its file
-/// name starts with "vjp-") is reproduced by its case file (`einfuzz check --case`), which the corpus
-/// replay and StoredDivergences run.
+/// The stored forward divergences, one test each (each compiles or starts a library program).
+/// `repro` writes programs for forward cases; a VJP divergence (its file name starts with "vjp-") is
+/// reproduced by its case file (`einfuzz check --case`), which the corpus replay and StoredDivergences
+/// run.
 std::vector<std::string> stored_divergences() {
   std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(kSource / "corpus" / "divergences")) {
