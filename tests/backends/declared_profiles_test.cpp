@@ -30,7 +30,7 @@ using test::library_test_name;
 using test::make_library_backend;
 
 /// Element `i` of a float tensor, widened exactly.
-double element(const Tensor& t, std::size_t i) {
+double profile_element(const Tensor& t, std::size_t i) {
   return visit_dtype(t.dtype(), [&](auto tag) -> double {
     using T = decltype(tag);
     if constexpr (is_float_type_v<T>) {
@@ -173,7 +173,7 @@ TEST_P(DeclaredProfile, HoldsAgainstTheLibrary) {
       const Tensor& t = std::get<Tensor>(res);
       ASSERT_EQ(t.dtype(), d);
       ASSERT_GE(t.size(), 1);
-      const double r = element(t, 0);
+      const double r = profile_element(t, 0);
       std::cout << "  " << GetParam() << " " << dtype_name(d) << " " << p.what << ": " << r << " (exact "
                 << (p.mean ? p.s / p.K : p.s) << ")\n";
       EXPECT_TRUE(accepted(p, d, declared, r))
@@ -231,7 +231,7 @@ TEST_P(DeclaredInputRounding, HoldsAgainstTheLibrary) {
     ASSERT_TRUE(std::holds_alternative<Tensor>(res)) << "index " << res.index();
     const Tensor& t = std::get<Tensor>(res);
     for (std::int64_t i = 0; i < t.size(); i += n + 1) {
-      const double r = element(t, static_cast<std::size_t>(i));
+      const double r = profile_element(t, static_cast<std::size_t>(i));
       EXPECT_EQ(r, tf32 ? tf32_result : f32_result)
           << (tf32 ? "declares round_inputs tf32 but multiplied the inputs as they are"
                    : "declares no input rounding but rounded the inputs to TF32");

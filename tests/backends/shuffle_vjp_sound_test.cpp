@@ -167,18 +167,18 @@ void check_one(Rng& rng, bool reduce, const char* backend_name = nullptr) {
   if (!why.empty()) RC_FAIL(why + " in " + case_kind_name(c) + " '" + c.pattern + "' " + std::string(dtype_name(c.dtype)));
 }
 
-Rng case_rng(std::uint64_t salt) {
+Rng vjp_case_rng(std::uint64_t salt) {
   const auto seed = *rc::gen::noShrink(rc::gen::resize(100, rc::gen::arbitrary<std::uint64_t>()));
   return Rng(Rng::mix(seed, salt));
 }
 
 RC_GTEST_PROP(ShuffleVjpSound, EinsumVjpsAreWithinOracle7OnExactValues, ()) {
-  Rng rng = case_rng(131);
+  Rng rng = vjp_case_rng(131);
   check_one(rng, false);
 }
 
 RC_GTEST_PROP(ShuffleVjpSound, ReduceVjpsAreWithinOracle7OnExactValues, ()) {
-  Rng rng = case_rng(133);
+  Rng rng = vjp_case_rng(133);
   check_one(rng, true);
 }
 
@@ -209,22 +209,22 @@ void expect_sound_through_the_judge(Rng& rng, bool reduce) {
 }
 
 RC_GTEST_PROP(ShuffleVjpSound, RealJudgeEinsumA, ()) {
-  Rng rng = case_rng(231);
+  Rng rng = vjp_case_rng(231);
   expect_sound_through_the_judge(rng, false);
 }
 
 RC_GTEST_PROP(ShuffleVjpSound, RealJudgeEinsumB, ()) {
-  Rng rng = case_rng(232);
+  Rng rng = vjp_case_rng(232);
   expect_sound_through_the_judge(rng, false);
 }
 
 RC_GTEST_PROP(ShuffleVjpSound, RealJudgeReduceA, ()) {
-  Rng rng = case_rng(233);
+  Rng rng = vjp_case_rng(233);
   expect_sound_through_the_judge(rng, true);
 }
 
 RC_GTEST_PROP(ShuffleVjpSound, RealJudgeReduceB, ()) {
-  Rng rng = case_rng(234);
+  Rng rng = vjp_case_rng(234);
   expect_sound_through_the_judge(rng, true);
 }
 
@@ -237,17 +237,17 @@ namespace {
 // libtorch's autograd on the same exact cases (skipped where torch is not built): broadcasts,
 // diagonals, ellipses, empty axes and every differentiable reduce kind, within ORACLE §7.
 RC_GTEST_PROP(TorchVjpExact, EinsumVjpsAreWithinOracle7, ()) {
-  Rng rng = case_rng(141);
+  Rng rng = vjp_case_rng(141);
   check_one(rng, false, "torch");
 }
 
 RC_GTEST_PROP(TorchVjpExact, ReduceVjpsAreWithinOracle7, ()) {
-  Rng rng = case_rng(142);
+  Rng rng = vjp_case_rng(142);
   check_one(rng, true, "torch");
 }
 
 RC_GTEST_PROP(TorchVjpExact, MaxDimReduceVjpsAreWithinOracle7OneRule, ()) {
-  Rng rng = case_rng(143);
+  Rng rng = vjp_case_rng(143);
   check_one(rng, true, "torch-maxdim");
 }
 

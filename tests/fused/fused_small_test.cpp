@@ -36,7 +36,7 @@ struct SmallForm {
   std::vector<Shape> (*shapes)(std::int64_t p, std::int64_t q, std::int64_t r, std::int64_t s);
 };
 
-const SmallForm kForms[] = {
+const SmallForm kSmallForms[] = {
     // One operand, rank-0 output, contraction loops that cannot merge (a diagonal).
     {"i j i -> ", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, q, p}}; }},
     {"i j, j i -> ", [](auto p, auto q, auto, auto) { return std::vector<Shape>{{p, q}, {q, p}}; }},
@@ -66,7 +66,7 @@ bool uses_table(const CheckedEinsum& e) {
 }
 
 RC_GTEST_PROP(FusedSmall, TableAndRowPathsEqualTheReference, ()) {
-  const SmallForm form = *rc::gen::elementOf(std::vector<SmallForm>(std::begin(kForms), std::end(kForms)));
+  const SmallForm form = *rc::gen::elementOf(std::vector<SmallForm>(std::begin(kSmallForms), std::end(kSmallForms)));
   // Lengths up to 12: contractions from one term to past LoopNest::kMaxConTable offsets.
   const auto length = rc::gen::weightedElement<std::int64_t>(
       {{1, 0}, {2, 1}, {4, 2}, {4, 3}, {4, 4}, {3, 5}, {2, 7}, {2, 9}, {2, 12}});

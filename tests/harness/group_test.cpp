@@ -23,7 +23,7 @@ using test::planted;
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
+fs::path group_dir(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("einfuzz-group-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
@@ -111,7 +111,7 @@ void mark_as_divergence(const fs::path& file) {
 }
 
 TEST(Campaign, AStoredDivergenceIsKnownAndANewGroupIsNot) {
-  const fs::path dir = fresh_dir("known");
+  const fs::path dir = group_dir("known");
   CampaignOptions o = counted(300, 5);
   o.store = true;
   o.corpus = dir / "found";
@@ -150,7 +150,7 @@ TEST(Campaign, AStoredDivergenceIsKnownAndANewGroupIsNot) {
 }
 
 TEST(Replay, AStoredDivergenceIsAStrictExpectedFailure) {
-  const fs::path dir = fresh_dir("replay");
+  const fs::path dir = group_dir("replay");
   CampaignOptions o = counted(300, 5);
   o.store = true;
   o.corpus = dir;

@@ -22,8 +22,8 @@ namespace {
 using namespace oracle_test;
 using reference::Dyadic;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kSpecialInf = std::numeric_limits<double>::infinity();
+constexpr double kSpecialNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kOmega = std::numeric_limits<double>::max();
 
 /// "i ->" (or the reduce "i ->" sum) on f64 values.
@@ -45,7 +45,7 @@ std::string judged(const Case& c, double r, bool factoring) { return run_fixed<d
 TEST(OracleReachable, ZeroReturningBackendOnInfOmegaOmegaIsASpecialMismatch) {
   // The miss: M = 2Ω overflows, so the +Inf class is not certain, but no path is finite.
   for (const bool reduce : {false, true}) {
-    const Case c = sum_case({kInf, kOmega, kOmega}, reduce);
+    const Case c = sum_case({kSpecialInf, kOmega, kOmega}, reduce);
     for (const bool factoring : {false, true}) {
       const Verdict v = run_fixed<double>(c, {}, {0.0}, factoring);
       EXPECT_EQ(v.kind, VerdictKind::mismatch_special) << v.label();
@@ -59,19 +59,19 @@ TEST(OracleReachable, ZeroReturningBackendOnInfOmegaOmegaIsASpecialMismatch) {
 TEST(OracleReachable, InfClassKeepsItsSignWhenUncertain) {
   for (const bool reduce : {false, true}) {
     for (const double sign : {1.0, -1.0}) {
-      const Case c = sum_case({sign * kInf, sign * kOmega, sign * kOmega}, reduce);
+      const Case c = sum_case({sign * kSpecialInf, sign * kOmega, sign * kOmega}, reduce);
       for (const bool factoring : {false, true}) {
-        EXPECT_EQ(judged(c, sign * kInf, factoring), "pass");
-        EXPECT_EQ(judged(c, kNaN, factoring), "indeterminate(special-order-dependent)");
-        EXPECT_EQ(judged(c, -sign * kInf, factoring),
+        EXPECT_EQ(judged(c, sign * kSpecialInf, factoring), "pass");
+        EXPECT_EQ(judged(c, kSpecialNaN, factoring), "indeterminate(special-order-dependent)");
+        EXPECT_EQ(judged(c, -sign * kSpecialInf, factoring),
                   std::string("mismatch(special: ") + (sign > 0 ? "+" : "-") + "Inf or NaN expected)");
         EXPECT_EQ(run_fixed<double>(c, {}, {sign * kOmega}, factoring).kind, VerdictKind::mismatch_special);
       }
     }
   }
   // Certain (nothing can overflow): NaN is a mismatch, and the reachable set is the class alone.
-  const Case certain = sum_case({kInf, 1.0, 2.0}, false);
-  const Verdict v = run_fixed<double>(certain, {}, {kNaN}, true);
+  const Case certain = sum_case({kSpecialInf, 1.0, 2.0}, false);
+  const Verdict v = run_fixed<double>(certain, {}, {kSpecialNaN}, true);
   EXPECT_EQ(v.label(), "mismatch(special: +Inf expected)");
   ASSERT_TRUE(v.first.has_value());
   EXPECT_EQ(v.first->reachable, "{+Inf}");
@@ -83,21 +83,21 @@ TEST(OracleReachable, NanClassIsCertainWithoutFactoringEvenWhenCertificatesFail)
   c.inputs[0].values<double>()[1] = kOmega;
   c.inputs[1].values<double>()[1] = kOmega;
   ASSERT_FALSE(einsum_truth(c).elements[0].certain());
-  EXPECT_EQ(judged(c, kNaN, false), "pass");
-  EXPECT_EQ(judged(c, kInf, false), "mismatch(special: NaN expected)");
-  EXPECT_EQ(judged(c, -kInf, false), "mismatch(special: NaN expected)");
+  EXPECT_EQ(judged(c, kSpecialNaN, false), "pass");
+  EXPECT_EQ(judged(c, kSpecialInf, false), "mismatch(special: NaN expected)");
+  EXPECT_EQ(judged(c, -kSpecialInf, false), "mismatch(special: NaN expected)");
   EXPECT_EQ(judged(c, 0.0, false), "mismatch(special: NaN expected)");
-  for (const double r : {kNaN, kInf, -kInf}) EXPECT_EQ(judged(c, r, true), "indeterminate(special-path-dependent)");
+  for (const double r : {kSpecialNaN, kSpecialInf, -kSpecialInf}) EXPECT_EQ(judged(c, r, true), "indeterminate(special-path-dependent)");
   EXPECT_EQ(judged(c, 0.0, true), "mismatch(special: finite result where NaN or Inf)");
   EXPECT_EQ(judged(c, kOmega, true), "mismatch(special: finite result where NaN or Inf)");
-  const Verdict v = run_fixed<double>(c, {}, {kInf}, false);
+  const Verdict v = run_fixed<double>(c, {}, {kSpecialInf}, false);
   ASSERT_TRUE(v.first.has_value());
   EXPECT_EQ(v.first->reachable, "{NaN}");
   EXPECT_EQ(run_fixed<double>(c, {}, {0.0}, true).first->reachable, "{NaN, +Inf, -Inf}");
   // A reduction of both Inf signs and an overflowing rest: NaN on every order.
-  const Case r = sum_case({kInf, -kInf, kOmega, kOmega}, true);
-  EXPECT_EQ(judged(r, kNaN, true), "pass");
-  EXPECT_EQ(judged(r, kInf, true), "mismatch(special: NaN expected)");
+  const Case r = sum_case({kSpecialInf, -kSpecialInf, kOmega, kOmega}, true);
+  EXPECT_EQ(judged(r, kSpecialNaN, true), "pass");
+  EXPECT_EQ(judged(r, kSpecialInf, true), "mismatch(special: NaN expected)");
   EXPECT_EQ(judged(r, 1.0, true), "mismatch(special: NaN expected)");
 }
 
@@ -106,8 +106,8 @@ TEST(OracleReachable, ShuffleStaysInsideTheReachableSets) {
   Case zero_inf = einsum_case("i, i ->", DType::f64, {{{3}, "0, 0, 1"}, {{3}, "inf, 0, 1"}});
   zero_inf.inputs[0].values<double>()[1] = kOmega;
   zero_inf.inputs[1].values<double>()[1] = kOmega;
-  const Case cases[] = {sum_case({kInf, kOmega, kOmega}, false), sum_case({-kInf, -kOmega, -kOmega, 3.0}, false),
-                        sum_case({kInf, kOmega, kOmega}, true), sum_case({kInf, -kInf, kOmega}, true), zero_inf,
+  const Case cases[] = {sum_case({kSpecialInf, kOmega, kOmega}, false), sum_case({-kSpecialInf, -kOmega, -kOmega, 3.0}, false),
+                        sum_case({kSpecialInf, kOmega, kOmega}, true), sum_case({kSpecialInf, -kSpecialInf, kOmega}, true), zero_inf,
                         einsum_case("i, j ->", DType::f64, {{{2}, "inf, 1e308"}, {{3}, "1e308, 2, 3"}})};
   for (const Case& c : cases) {
     for (const bool factoring : {false, true}) {
@@ -172,9 +172,9 @@ TEST(OracleCertificates, SharperCertificateKeepsTheBoundFiniteWhenMOverflowsADou
   EXPECT_TRUE(std::isinf(t.magnitude));
   EXPECT_TRUE(std::isfinite(t.bound));
   EXPECT_EQ(judged(c, 0x1.8p+1023, false), "pass");
-  EXPECT_EQ(judged(c, kInf, false), "mismatch(special: non-finite result where the value is finite)");
+  EXPECT_EQ(judged(c, kSpecialInf, false), "mismatch(special: non-finite result where the value is finite)");
   EXPECT_EQ(judged(c, 0x1.4p+1023, false), "mismatch(value)");
-  EXPECT_EQ(judged(c, kInf, true), "indeterminate(overflow-possible)");
+  EXPECT_EQ(judged(c, kSpecialInf, true), "indeterminate(overflow-possible)");
   // One factor at Ω·(1+u)^(k−1) or a sum near Ω still fails the sharper certificate.
   Case big = einsum_case("i, ->", DType::f64, {{{2}, "0, 0"}, {{}, "0x1p+0"}});
   for (double& v : big.inputs[0].values<double>()) v = 0x1.8p+1023;
@@ -306,7 +306,7 @@ TEST(OracleEvidence, AMismatchWhoseMultisetValueRoundsToInfMeasuresUlpsAtOmega) 
 
 TEST(OracleEvidence, IgnoreProfilePrintsTheValueItRequires) {
   for (const char* kind : {"min", "max"}) {
-    const Case c = reduce_case("i ->", kind, Tensor(Shape{3}, std::vector<double>{kNaN, 1.0, 2.0}));
+    const Case c = reduce_case("i ->", kind, Tensor(Shape{3}, std::vector<double>{kSpecialNaN, 1.0, 2.0}));
     const double required = std::string(kind) == "min" ? 1.0 : 2.0;
     const Verdict ok = run_fixed<double>(c, {}, {required}, false, NanProfile::ignore);
     EXPECT_EQ(ok.kind, VerdictKind::pass) << kind;
