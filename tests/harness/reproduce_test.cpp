@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -15,6 +17,7 @@
 #include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/merge.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "planted_bugs.hpp"
 
@@ -209,9 +212,21 @@ TEST(CampaignReproduction, AShrunkCaseThatNoLongerFailsIsNotAFinding) {
   EXPECT_FALSE(std::filesystem::exists(dir)) << "nothing may be stored";
   std::ostringstream summary;
   write_campaign_summary(*r, o, summary);
-  EXPECT_NE(summary.str().find("did not fail again"), std::string::npos) << summary.str();
-  EXPECT_NE(campaign_report_json(*r, o).find("\"unconfirmed_failures\": " + std::to_string(r->failures)),
-            std::string::npos);
+  // The summary and the report name the backend that did not fail again, and a merge keeps it.
+  const std::string n = std::to_string(r->failures);
+  EXPECT_EQ(r->unconfirmed_by_backend, (std::map<std::string, std::uint64_t>{{"fails-once", r->failures}}));
+  EXPECT_NE(summary.str().find(" (fails-once " + n + ") did not fail again"), std::string::npos) << summary.str();
+  const std::string json = campaign_report_json(*r, o);
+  EXPECT_NE(json.find("\"unconfirmed_failures\": " + n), std::string::npos);
+  EXPECT_NE(json.find("\"unconfirmed_by_backend\": {\n    \"fails-once\": " + n + "\n  }"), std::string::npos) << json;
+  const auto report = dir.parent_path() / (dir.filename().string() + "-report.json");
+  std::ofstream(report) << json;
+  auto merged = merge_campaign_reports({report, report}, false);  // a shard twice is refused
+  EXPECT_FALSE(merged.ok());
+  merged = merge_campaign_reports({report}, false);
+  ASSERT_TRUE(merged.ok()) << render(merged.error());
+  EXPECT_EQ(merged->result.unconfirmed_by_backend, r->unconfirmed_by_backend);
+  std::filesystem::remove(report);
   std::filesystem::remove_all(dir);
 }
 

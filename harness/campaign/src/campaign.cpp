@@ -213,7 +213,7 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
       if (f) {
         shared.add_finding(pre, std::move(*f));
       } else {
-        ++shared.unconfirmed;
+        shared.add_unconfirmed(outcome.backends[b].backend);
         shared.release(pre);
       }
     }
@@ -327,6 +327,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.unshrunk = shared.unshrunk;
   result.skipped = shared.skipped;
   result.unconfirmed = shared.unconfirmed;
+  result.unconfirmed_by_backend = shared.unconfirmed_by_backend();
   result.unexamined = shared.unexamined;
   result.known_loaded = known_loaded;
   result.known_errors = std::move(known_errors);

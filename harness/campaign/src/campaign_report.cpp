@@ -128,8 +128,17 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
            "a longer --seconds or --cases\n";
   }
   if (r.unconfirmed) {
-    out << r.unconfirmed << (r.unconfirmed == 1 ? " failure" : " failures")
-        << " did not fail again when its shrunk case was re-run on the same backend (a flaky or stateful "
+    out << r.unconfirmed << (r.unconfirmed == 1 ? " failure" : " failures");
+    if (!r.unconfirmed_by_backend.empty()) {
+      out << " (";
+      const char* sep = "";
+      for (const auto& [backend, n] : r.unconfirmed_by_backend) {
+        out << sep << backend << " " << n;
+        sep = ", ";
+      }
+      out << ")";
+    }
+    out << " did not fail again when its shrunk case was re-run on the same backend (a flaky or stateful "
            "backend): not a finding, not stored\n";
   }
 }
@@ -150,6 +159,8 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["skipped_cases"] = r.skipped;
   j["stopped_by_signal"] = r.stopped_by_signal;  // 0, or SIGINT/SIGTERM: the run was cut short
   j["unconfirmed_failures"] = r.unconfirmed;
+  j["unconfirmed_by_backend"] = nlohmann::ordered_json::object();
+  for (const auto& [backend, n] : r.unconfirmed_by_backend) j["unconfirmed_by_backend"][backend] = n;
   j["unexamined_failures"] = r.unexamined;
   j["backends"] = nlohmann::ordered_json::array();
   for (std::size_t b = 0; b < r.backends.size(); ++b) {

@@ -160,6 +160,17 @@ class Shared {
     return findings_;
   }
 
+  /// A shrunk failure of `backend` that did not fail again (CampaignResult::unconfirmed).
+  void add_unconfirmed(const std::string& backend) {
+    std::lock_guard lock(mutex_);
+    ++unconfirmed;
+    ++unconfirmed_by_backend_[backend];
+  }
+  std::map<std::string, std::uint64_t> unconfirmed_by_backend() {
+    std::lock_guard lock(mutex_);
+    return unconfirmed_by_backend_;
+  }
+
   void add_records(std::vector<CaseRecord>&& records) {
     std::lock_guard lock(mutex_);
     for (CaseRecord& r : records) records_.push_back(std::move(r));
@@ -197,6 +208,7 @@ class Shared {
   std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;
   std::unique_ptr<std::atomic<std::uint64_t>[]> bins_;
   std::mutex mutex_;
+  std::map<std::string, std::uint64_t> unconfirmed_by_backend_;
   /// One pre-shrink signature: its shrinks so far, and the group its failures belong to.
   struct PreShrink {
     int shrinks = 0;

@@ -242,6 +242,12 @@ Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem:
     res.unshrunk += count_of(j, "unshrunk_failures");
     res.skipped += count_of(j, "skipped_cases");
     res.unconfirmed += count_of(j, "unconfirmed_failures");
+    if (j.contains("unconfirmed_by_backend") && j["unconfirmed_by_backend"].is_object()) {
+      for (const auto& [backend, n] : j["unconfirmed_by_backend"].items()) {
+        if (!n.is_number_unsigned()) return not_a_report(file, "a non-count in unconfirmed_by_backend");
+        res.unconfirmed_by_backend[backend] += n.get<std::uint64_t>();
+      }
+    }
     res.unexamined += count_of(j, "unexamined_failures");
     res.known_loaded = std::max<std::size_t>(res.known_loaded, count_of(j, "known_divergences"));
     if (res.stopped_by_signal == 0) res.stopped_by_signal = static_cast<int>(count_of(j, "stopped_by_signal"));

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -131,6 +132,9 @@ struct CampaignResult {
   /// from the factory, was not a failing verdict of the same kind: not findings, not stored (a flaky
   /// or stateful backend).
   std::uint64_t unconfirmed = 0;
+  /// `unconfirmed` by the backend whose failure it was (the sum is `unconfirmed`): which backend
+  /// is flaky or stateful.
+  std::map<std::string, std::uint64_t> unconfirmed_by_backend;
   /// Failures of a signature that no group covers and that were not shrunk because no time was left
   /// (a late hang, the shrink deadline passed): nothing shows they are known, so they count as new.
   std::uint64_t unexamined = 0;
