@@ -326,8 +326,8 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.failures = shared.failures;
   result.unshrunk = shared.unshrunk;
   result.skipped = shared.skipped;
-  result.unconfirmed = shared.unconfirmed;
   result.unconfirmed_by_backend = shared.unconfirmed_by_backend();
+  for (const auto& [backend, n] : result.unconfirmed_by_backend) result.unconfirmed += n;
   result.unexamined = shared.unexamined;
   result.known_loaded = known_loaded;
   result.known_errors = std::move(known_errors);

@@ -129,7 +129,9 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
   }
   if (r.unconfirmed) {
     out << r.unconfirmed << (r.unconfirmed == 1 ? " failure" : " failures");
-    if (!r.unconfirmed_by_backend.empty()) {
+    std::uint64_t named = 0;
+    for (const auto& [backend, n] : r.unconfirmed_by_backend) named += n;
+    if (named == r.unconfirmed) {  // a merge with a report that predates the breakdown may lack it
       out << " (";
       const char* sep = "";
       for (const auto& [backend, n] : r.unconfirmed_by_backend) {

@@ -42,7 +42,6 @@ class Shared {
   std::atomic<std::uint64_t> failures{0};
   std::atomic<std::uint64_t> unshrunk{0};
   std::atomic<std::uint64_t> skipped{0};
-  std::atomic<std::uint64_t> unconfirmed{0};
   /// Failures of a pre-shrink signature with no group that found no time left to shrink: they may be new.
   std::atomic<std::uint64_t> unexamined{0};
   std::atomic<bool> stop{false};
@@ -163,7 +162,6 @@ class Shared {
   /// A shrunk failure of `backend` that did not fail again (CampaignResult::unconfirmed).
   void add_unconfirmed(const std::string& backend) {
     std::lock_guard lock(mutex_);
-    ++unconfirmed;
     ++unconfirmed_by_backend_[backend];
   }
   std::map<std::string, std::uint64_t> unconfirmed_by_backend() {

@@ -6,10 +6,10 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
