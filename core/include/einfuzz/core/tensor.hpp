@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "einfuzz/core/dtype.hpp"
+#include "einfuzz/core/shape.hpp"
 #include "einfuzz/core/shape_math.hpp"
 
 namespace einfuzz {
-
-/// Axis lengths; every entry >= 0. A rank-0 shape `{}` holds exactly one element.
-using Shape = std::vector<std::int64_t>;
 
 /// The element count of `shape` (checked_product): 0 when a length is 0, whatever the others;
 /// nullopt when a length is negative or the count overflows int64.
