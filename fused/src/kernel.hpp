@@ -427,6 +427,39 @@ void run_tile(const LoopNest& nest, const T* const* x, const std::int64_t* base,
   }
 }
 
+/// One output row of a single-term contraction: every output is +0 + its product, one elementwise
+/// loop without accumulators. Blocks of W outputs: all W read, then all W written, so the compiler
+/// keeps a block in vector registers without proving that y does not alias an operand (no per-row
+/// alias check for rows as short as a small einsum's). The NaN test is left to one pass over the
+/// chunk's outputs (run_chunk_rows): ORing a block's NaN lanes into a mask here made GCC split the
+/// block into scalar and vector parts (5-7x slower).
+template <class T, int W, class Ops>
+[[gnu::always_inline]] inline void elementwise_row(const T* const* x, const std::int64_t* row, std::int64_t len,
+                                                   const std::int64_t* lane_step, T* y) noexcept {
+  std::int64_t j = 0;
+  for (; j + W <= len; j += W) {
+    T v[W];
+    for (int l = 0; l < W; ++l) v[l] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j + l));
+    for (int l = 0; l < W; ++l) y[j + l] = v[l];
+  }
+  for (; j < len; ++j) y[j] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
+}
+
+/// Rows begin .. end of a single-term contraction over two output loops (the row loop, then the
+/// tile axis), in one call: a small einsum's rows are short (16 outputs in the bench's diagonal),
+/// and a call per row cost about as much as the row itself. The offsets live in registers.
+template <class T, int W, class Ops>
+[[gnu::noinline]] void elementwise_rows(const T* const* x, const std::int64_t* first_row, const std::int64_t* step,
+                                        std::int64_t rows, std::int64_t len, const std::int64_t* lane_step, T* y,
+                                        std::int64_t ystep) noexcept {
+  std::int64_t row[Ops::kCount];
+  for (int k = 0; k < Ops::kCount; ++k) row[k] = first_row[k];
+  for (std::int64_t i = 0; i < rows; ++i, y += ystep) {
+    elementwise_row<T, W, Ops>(x, row, len, lane_step, y);
+    for (int k = 0; k < Ops::kCount; ++k) row[k] += step[k];
+  }
+}
+
 /// One output row along the tile axis: full tiles of W lanes (then one 4-lane tile when W is 8 and
 /// at least 4 outputs remain), the rest through the scalar path. Lanes never mix, so the grouping
 /// cannot change a bit. A single-term contraction (Elementwise) needs no accumulators: the row is
@@ -436,18 +469,7 @@ template <class T, int W, class Ops, bool Elementwise>
 [[gnu::noinline]] void run_row(const LoopNest& nest, const T* const* x, const std::int64_t* row, std::int64_t len,
              const std::int64_t* lane_step, T* y, Scratch& scratch) noexcept {
   if constexpr (Elementwise) {
-    // Blocks of W outputs: all W read, then all W written, so the compiler keeps a block in
-    // vector registers without proving that y does not alias an operand (no per-row alias check
-    // for rows as short as a small einsum's). The NaN test is left to one pass over the chunk's
-    // outputs (run_chunk_rows): ORing a block's NaN lanes into a mask here made GCC split the
-    // block into scalar and vector parts (5-7x slower).
-    std::int64_t j = 0;
-    for (; j + W <= len; j += W) {
-      T v[W];
-      for (int l = 0; l < W; ++l) v[l] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j + l));
-      for (int l = 0; l < W; ++l) y[j + l] = v[l];
-    }
-    for (; j < len; ++j) y[j] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
+    elementwise_row<T, W, Ops>(x, row, len, lane_step, y);
     return;
   }
   const int n = nest.operands;
@@ -494,6 +516,11 @@ template <class T, int W, class Ops, bool Elementwise>
   if (r == 2) {  // one loop of rows: no odometer (most small einsums)
     const std::int64_t* step = nest.out_steps(0);
     const std::int64_t ystep = nest.out_ystep[0];
+    if constexpr (Elementwise && Ops::kCount <= 2) {  // three operands: a call per row (compile time)
+      elementwise_rows<T, W, Ops>(args.inputs, row, step, args.end - args.begin, row_len, lane_step, args.output + y,
+                                  ystep);
+      return;
+    }
     for (std::int64_t i = args.begin; i < args.end; ++i) {
       run_row<T, W, Ops, Elementwise>(nest, args.inputs, row, row_len, lane_step, args.output + y, scratch);
       for (std::size_t k = 0; k < n; ++k) row[k] += step[k];

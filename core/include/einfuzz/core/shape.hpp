@@ -48,7 +48,16 @@ class Shape {
   }
   /// From a std::vector of lengths (explicit: a copy).
   explicit Shape(const std::vector<std::int64_t>& v) { assign(v.begin(), v.end()); }
-  Shape(const Shape& other) { assign(other.begin(), other.end()); }
+  Shape(const Shape& other) {
+    if (other.on_heap()) {
+      assign(other.begin(), other.end());
+    } else {
+      // The whole inline array, a fixed 48 bytes: a few moves where a copy of `size` elements is
+      // a call to memmove.
+      std::copy_n(other.inline_, kInline, inline_);
+      size_ = other.size_;
+    }
+  }
   Shape(Shape&& other) noexcept { take(other); }
   ~Shape() { release(); }
 
@@ -77,8 +86,14 @@ class Shape {
   template <std::input_iterator It>
   void assign(It first, It last) {
     clear();
-    if constexpr (std::forward_iterator<It>) reserve(static_cast<size_type>(std::distance(first, last)));
-    for (; first != last; ++first) push_back(static_cast<std::int64_t>(*first));
+    if constexpr (std::forward_iterator<It>) {
+      const auto n = static_cast<size_type>(std::distance(first, last));
+      reserve(n);
+      std::copy(first, last, data_);
+      size_ = n;
+    } else {
+      for (; first != last; ++first) push_back(static_cast<std::int64_t>(*first));
+    }
   }
   void assign(std::initializer_list<std::int64_t> values) { assign(values.begin(), values.end()); }
 
@@ -202,7 +217,7 @@ class Shape {
       data_ = other.data_;
       capacity_ = other.capacity_;
     } else {
-      std::copy(other.inline_, other.inline_ + other.size_, inline_);
+      std::copy_n(other.inline_, kInline, inline_);  // as the copy constructor
     }
     size_ = other.size_;
     other.data_ = other.inline_;
