@@ -445,8 +445,8 @@ template <class T, int W, class Ops>
   for (; j < len; ++j) y[j] = scalar_add_ieee(T{}, Ops::product(x, row, lane_step, j));
 }
 
-/// Rows begin .. end of a single-term contraction over two output loops (the row loop, then the
-/// tile axis), in one call: a small einsum's rows are short (16 outputs in the bench's diagonal),
+/// `rows` rows of a single-term contraction over two output loops (the row loop, then the tile
+/// axis), the first at offsets `first_row`, in one call: a small einsum's rows are short (16 outputs in the bench's diagonal),
 /// and a call per row cost about as much as the row itself. The offsets live in registers.
 template <class T, int W, class Ops>
 [[gnu::noinline]] void elementwise_rows(const T* const* x, const std::int64_t* first_row, const std::int64_t* step,
