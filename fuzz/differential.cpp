@@ -49,6 +49,14 @@ void require_reference_admitted(const CaseOutcome& outcome, const Case& c) {
   if (is_failure(v.kind)) fail("the multiset oracle rejects the ordered reference: " + v.label() + " — " + v.detail, &c);
 }
 
+/// One of differential_setup's backends ("fused", "shuffle"), built as the CLI builds them
+/// (make_own_backend is the registry's own rows), without linking the registry's library backends.
+std::unique_ptr<Backend> make_target_backend(const std::string& name, const RunOptions& options) {
+  std::unique_ptr<Backend> b = make_own_backend(name, options);
+  if (!b) fail("harness bug: differential_setup names '" + name + "', which is not one of the harness's own backends");
+  return b;
+}
+
 /// run_differential once `checked` is check_case(c, options.limits).
 void run_differential_checked(const Case& c, const Result<CheckedCase>& checked, std::span<Backend* const> backends,
                               const RunOptions& options, const DifferentialChecks& checks) {
@@ -95,7 +103,7 @@ int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op) {
   const auto checked = check_case_shared(c, setup.run.limits);
   if (too_much_work(*checked)) return 0;
   std::vector<std::unique_ptr<Backend>> owned;
-  for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
+  for (const std::string& name : setup.backends) owned.push_back(make_target_backend(name, setup.run));
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
   run_differential_checked(c, *checked, backends, setup.run, {});
@@ -137,7 +145,7 @@ int run_vjp_differential(std::span<const std::uint8_t> data, OpChoice /*op: alwa
   if (!decoded) return 0;
   const TargetSetup setup = differential_setup(decoded->exec, data);
   std::vector<std::unique_ptr<Backend>> owned;
-  for (const std::string& name : setup.backends) owned.push_back(make_builtin_backend(name, setup.run));
+  for (const std::string& name : setup.backends) owned.push_back(make_target_backend(name, setup.run));
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
   // The multiset check of the forward reference belongs to the forward targets.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "fuzz_input.hpp"
 
@@ -63,7 +64,8 @@ std::size_t mutate_input(std::uint8_t* data, std::size_t size, std::size_t max_s
 }  // namespace einfuzz::fuzz
 
 /// Defines the libFuzzer entry points of a differential target whose inputs decode as `op`:
-/// LLVMFuzzerTestOneInput returns `run(std::span<const std::uint8_t>, op)`, and under libFuzzer
+/// LLVMFuzzerTestOneInput returns `run(std::span<const std::uint8_t>, op)` after dropping the
+/// checkers' memos (release_check_memos: an input frees what it allocated), and under libFuzzer
 /// LLVMFuzzerCustomMutator mutates the input's values. A macro for the reason libprotobuf-mutator's
 /// DEFINE_PROTO_FUZZER is one: the extern "C" names must be defined in each target's own object.
 #ifdef EINFUZZ_LIBFUZZER
@@ -78,6 +80,8 @@ std::size_t mutate_input(std::uint8_t* data, std::size_t size, std::size_t max_s
 #endif
 #define EINFUZZ_DIFFERENTIAL_TARGET(run, op)                                           \
   extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) { \
-    return run({data, size}, op);                                                     \
+    const int rc = run({data, size}, op);                                             \
+    einfuzz::release_check_memos();                                                   \
+    return rc;                                                                        \
   }                                                                                   \
   EINFUZZ_DIFFERENTIAL_MUTATOR(op)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 #include <type_traits>
 
@@ -112,6 +113,57 @@ void apply_values(std::vector<Tensor>& inputs, std::span<const std::uint8_t> byt
   }
 }
 
+/// The layouts of the generated-mode inputs decoded last, by the hash of the bytes the generator
+/// reads (the kind and knobs, the length and the choices: the value bytes after them decide
+/// nothing of the layout) and the op. For a generated input the layout needs the whole generator
+/// (every value drawn: 13% of fuzz_einsum_diff's samples under ASan + UBSan, docs/performance.md),
+/// and the value-aware mutator asks for the layout of an input libFuzzer ran just before (each
+/// step of a mutation chain runs before the next mutates it), or of a corpus input run when it was
+/// added, or of one that differs from such an input only in its values. decode_case records each
+/// generated input's layout here; value_layout finds it instead of generating the case again.
+/// Direct-mapped and fixed in size (a newer input takes an older one's slot). The layout is a
+/// function of those bytes and the op, so a hit gives what decoding again would, unless two inputs
+/// share a 64-bit hash; then a mutation would treat the values at the wrong width, nothing worse.
+class LayoutCache {
+ public:
+  /// `head`: the input's bytes up to its first value byte (decode_structure's choices' end).
+  void put(std::span<const std::uint8_t> head, OpChoice op, const ValueLayout& layout) noexcept {
+    const std::uint64_t h = key(head, op);
+    slots_[h % kSlots] = {h, head.size(), true, layout};
+  }
+  std::optional<ValueLayout> find(std::span<const std::uint8_t> head, OpChoice op) const noexcept {
+    const std::uint64_t h = key(head, op);
+    const Slot& s = slots_[h % kSlots];
+    if (!s.used || s.hash != h || s.size != head.size()) return std::nullopt;
+    return s.layout;
+  }
+
+ private:
+  static std::uint64_t key(std::span<const std::uint8_t> head, OpChoice op) noexcept {
+    return input_hash(head) ^ (static_cast<std::uint64_t>(op) * 0x9e3779b97f4a7c15ULL);
+  }
+  struct Slot {
+    std::uint64_t hash = 0;
+    std::size_t size = 0;
+    bool used = false;
+    ValueLayout layout;
+  };
+  static constexpr std::size_t kSlots = 4096;  // a 60 s run's corpus holds about 4000 inputs
+  std::array<Slot, kSlots> slots_{};
+};
+
+/// A generated input's bytes that decide its layout (decode_structure's `s`).
+std::span<const std::uint8_t> generated_head(std::span<const std::uint8_t> data, const Structure& s) {
+  return data.first(s.choices_offset + s.choices_size);
+}
+
+/// This thread's table, on the heap: a thread_local of its size (192 kB) would be in every thread's
+/// static TLS, fused's worker threads included.
+LayoutCache& layout_cache() {
+  thread_local const std::unique_ptr<LayoutCache> cache = std::make_unique<LayoutCache>();
+  return *cache;
+}
+
 }  // namespace
 
 Structure decode_structure(std::span<const std::uint8_t> data, OpChoice op) {
@@ -173,8 +225,12 @@ std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice 
     out.c = generate_case(choices, options);
     out.c.origin = {{"generator", std::string(kGeneratorVersion) + " from fuzzer bytes"}};
     for (const Tensor& t : out.c.inputs) {
-      if (t.size() > kMaxFuzzElements) return std::nullopt;
+      if (t.size() > kMaxFuzzElements) {
+        layout_cache().put(generated_head(data, s), op, {s.value_offset, 0, DType::f64});
+        return std::nullopt;
+      }
     }
+    layout_cache().put(generated_head(data, s), op, {s.value_offset, dtype_size(out.c.dtype), out.c.dtype});
   } else {
     out.c.op = s.op;
     out.c.dtype = s.dtype;
@@ -199,7 +255,14 @@ std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice 
 ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op) {
   const Structure s = decode_structure(data, op);
   if (!s.generated) return {s.value_offset, dtype_size(s.dtype), s.dtype};
-  // The generator picks the dtype: ask it (cheap next to one execution of the target).
+  // The generator picks the dtype: the layout decode_case recorded, else decode it (and record it).
+  if (const std::optional<ValueLayout> known = layout_cache().find(generated_head(data, s), op)) return *known;
+  return value_layout_uncached(data, op);
+}
+
+ValueLayout value_layout_uncached(std::span<const std::uint8_t> data, OpChoice op) {
+  const Structure s = decode_structure(data, op);
+  if (!s.generated) return {s.value_offset, dtype_size(s.dtype), s.dtype};
   const std::optional<Decoded> d = decode_case(data, op);
   if (!d) return {s.value_offset, 0, DType::f64};
   return {s.value_offset, dtype_size(d->c.dtype), d->c.dtype};

@@ -98,7 +98,13 @@ struct ValueLayout {
   std::size_t width = 0;
   DType dtype = DType::f64;
 };
+/// A generated input's layout needs the generator (its dtype): decode_case records the layouts of
+/// the generated inputs it decodes (a fixed-size table per thread, by the bytes' hash), and
+/// value_layout returns a recorded one instead of running the generator again.
 ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op);
+/// value_layout without the recorded layouts (it still records one it decodes): what a recorded
+/// layout must equal.
+ValueLayout value_layout_uncached(std::span<const std::uint8_t> data, OpChoice op);
 
 /// The encoded (non-generated) bytes of a case, or nullopt when the layout cannot express it
 /// (a pattern containing '\n', more than 15 operands or dimensions, more than 7 axis lengths, a

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "einfuzz/core/check.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
 #include "fuzz_input.hpp"
@@ -209,5 +210,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } else {
     fuzz_reduce(s);
   }
+  einfuzz::release_check_memos();  // an input frees what it allocated (check_case.hpp)
   return 0;
 }

@@ -141,4 +141,10 @@ std::shared_ptr<const Result<CheckedCase>> check_case_memoised(const Case& c, co
 
 Result<CheckedCase> check_case(const Case& c, const Limits& limits) { return *check_case_shared(c, limits); }
 
+void release_check_memos() noexcept {
+  case_memo.release();
+  detail::release_einsum_memo();
+  detail::release_reduce_memo();
+}
+
 }  // namespace einfuzz

@@ -324,12 +324,15 @@ struct EinsumCheckKey {
   }
 };
 
+thread_local detail::CheckMemo<EinsumCheckKey, CheckedEinsum> einsum_memo;
+
 }  // namespace
+
+void detail::release_einsum_memo() noexcept { einsum_memo.release(); }
 
 std::shared_ptr<const Result<CheckedEinsum>> check_einsum_shared(std::string_view pattern, std::span<const Shape> shapes,
                                                                 const Limits& limits) {
-  thread_local detail::CheckMemo<EinsumCheckKey, CheckedEinsum> memo;
-  return memo.get_shared([&] { return detail::check_einsum_uncached(pattern, shapes, limits); }, pattern, shapes,
+  return einsum_memo.get_shared([&] { return detail::check_einsum_uncached(pattern, shapes, limits); }, pattern, shapes,
                          limits);
 }
 

@@ -42,6 +42,9 @@ class CheckMemo {
   std::shared_ptr<const Result<Value>> find(const Args&... args) const {
     return result_ && key_.matches(args...) ? result_ : nullptr;
   }
+  /// Drops the memoised result (a caller's shared copy lives on); the next call computes again. The
+  /// key keeps its buffers, so that assigning the next key allocates nothing it did not before.
+  void release() noexcept { result_.reset(); }
   /// get_shared's result, copied.
   template <class Compute, class... Args>
   Result<Value> get(Compute&& compute, const Args&... args) {

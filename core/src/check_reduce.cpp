@@ -421,7 +421,11 @@ struct ReduceCheckKey {
   }
 };
 
+thread_local detail::CheckMemo<ReduceCheckKey, CheckedReduce> reduce_memo;
+
 }  // namespace
+
+void detail::release_reduce_memo() noexcept { reduce_memo.release(); }
 
 Result<CheckedReduce> detail::check_reduce_uncached(std::string_view pattern, std::string_view reduction,
                                                     const Shape& input, AxisLengths axis_lengths, DType dtype,
@@ -444,8 +448,7 @@ Result<CheckedReduce> detail::check_reduce_uncached(std::string_view pattern, st
 std::shared_ptr<const Result<CheckedReduce>> check_reduce_shared(std::string_view pattern, std::string_view reduction,
                                                                 const Shape& input, AxisLengths axis_lengths,
                                                                 DType dtype, const Limits& limits) {
-  thread_local detail::CheckMemo<ReduceCheckKey, CheckedReduce> memo;
-  return memo.get_shared(
+  return reduce_memo.get_shared(
       [&] { return detail::check_reduce_uncached(pattern, reduction, input, axis_lengths, dtype, limits); }, pattern,
       reduction, input, axis_lengths, dtype, limits);
 }

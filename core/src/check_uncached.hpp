@@ -22,4 +22,8 @@ Result<CheckedReduce> check_reduce_uncached(std::string_view pattern, std::strin
                                             std::span<const std::pair<std::string, std::int64_t>> axis_lengths,
                                             DType dtype, const Limits& limits);
 
+/// Drop this thread's check_einsum_shared and check_reduce_shared memos (release_check_memos).
+void release_einsum_memo() noexcept;
+void release_reduce_memo() noexcept;
+
 }  // namespace einfuzz::detail

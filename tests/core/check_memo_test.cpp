@@ -68,6 +68,27 @@ TEST(CheckMemo, TheSameCaseSharesOneResult) {
   EXPECT_EQ(memo_verdict(check_case(c, {})), "output 2x4");
 }
 
+// release_check_memos (the fuzz targets call it after each input): nothing memoised survives it, and
+// results already handed out do.
+TEST(CheckMemo, ReleasedMemosHoldNothing) {
+  const Case c = memo_matmul();
+  const auto first = check_case_shared(c, {});
+  ASSERT_NE(check_case_memoised(c, {}), nullptr);
+  const std::vector<Shape> shapes = {Shape{2, 3}, Shape{3, 4}};
+  const auto einsum = check_einsum_shared(c.pattern, shapes, {});
+  const Case r = memo_row_sum();
+  const auto reduce = check_reduce_shared(r.pattern, *r.reduction, r.inputs[0].shape(), r.axis_lengths, r.dtype, {});
+  release_check_memos();
+  EXPECT_EQ(check_case_memoised(c, {}), nullptr);
+  EXPECT_EQ(first.use_count(), 1);
+  EXPECT_EQ(einsum.use_count(), 1);
+  EXPECT_EQ(reduce.use_count(), 1);
+  EXPECT_EQ(memo_verdict(*first), "output 2x4");
+  const auto again = check_case_shared(c, {});
+  EXPECT_NE(again.get(), first.get());
+  EXPECT_EQ(memo_verdict(*again), "output 2x4");
+}
+
 TEST(CheckMemo, EveryEinsumFieldTheCheckReadsIsInTheKey) {
   const Case base = memo_matmul();
   const std::vector<std::pair<const char*, std::function<void(Case&)>>> variations = {

@@ -15,7 +15,6 @@
 #include "einfuzz/backends/plugin.hpp"
 #include "einfuzz/core/text.hpp"
 #include "einfuzz/backends/process.hpp"
-#include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/backends/torch.hpp"
 #include "einfuzz/backends/xtensor.hpp"
 
@@ -97,15 +96,10 @@ struct BuiltinBackend {
 
 /// The registry: every built-in backend, in the order `all` runs them.
 constexpr BuiltinBackend kBuiltins[] = {
-    {"fused", "fused", [](const RunOptions& o, const BackendSpecOptions&) { return make_fused_backend(o); }, always},
-    {"shuffle", "shuffle",
-     [](const RunOptions& o, const BackendSpecOptions&) {
-       ShuffleOptions shuffle;
-       shuffle.seed = o.shuffle_seed;
-       shuffle.limits = o.limits;
-       return make_shuffle_backend(shuffle);
-     },
+    {"fused", "fused", [](const RunOptions& o, const BackendSpecOptions&) { return make_own_backend("fused", o); },
      always},
+    {"shuffle", "shuffle",
+     [](const RunOptions& o, const BackendSpecOptions&) { return make_own_backend("shuffle", o); }, always},
     {"eigen", "eigen", [](const RunOptions& o, const BackendSpecOptions&) { return make_eigen_backend(o.limits); },
      always},
     {"xtensor", "xtensor",

@@ -27,6 +27,12 @@ struct BackendSpecOptions {
 /// the backend is not available in this build or environment (torch module, numpy client).
 std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options);
 
+/// The harness's own built-ins, "fused" and "shuffle", as make_builtin_backend builds them (the
+/// registry's rows call this); nullptr for any other name. In an object file of its own: a program
+/// that runs only these two (the differential fuzz targets) links neither the registry nor the
+/// library backends it names, whose code libFuzzer would otherwise scan for coverage on every run.
+std::unique_ptr<Backend> make_own_backend(std::string_view name, const RunOptions& options);
+
 /// The built-in names available here, in the registry table's order: what `all` expands to and
 /// what the "unknown backend" message lists.
 std::vector<std::string> builtin_backend_names();
