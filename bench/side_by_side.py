@@ -6,7 +6,10 @@ CORE`), and prints per line both series and the ratio of their medians (a larger
 faster). Both trees are release builds (`cmake --preset release`, benchmarks on); OLD may lack
 bench_gemm (then today's bench/bench_gemm.cpp, compiled against OLD's libraries, can be given with
 --old-gemm) or the sanitized fuzzer (--old-asan/--new-asan: `.clusterfuzzlite/build.sh`'s
-fuzz_einsum_diff, as .ci/run builds it; both or neither).
+fuzz_einsum_diff, as .ci/run builds it; both or neither), and a libFuzzer build without sanitizers
+(--old-nosan/--new-nosan: build.sh with the same $CFLAGS less `-fsanitize=address,undefined
+-fno-sanitize-recover=undefined`). `--only live` runs only the live libFuzzer lines (no release
+trees needed: give --old and --new any directory).
 
     python3 bench/side_by_side.py --old /tmp/old/build --new build --rounds 5 > table.md
 
@@ -16,7 +19,8 @@ lack it: --old-kernels), the campaigns (fused; fused,shuffle with all dtypes and
 with the dtypes 8278533 drew; eigen; xtensor; the default `all` on one core and on two), the
 Python loop against fused,shuffle, fuzz_einsum_diff's replay of a fixed corpus without sanitizers
 and, with --old-asan/--new-asan, under ASan + UBSan plus CI's 60 s live run (the two side by side,
-one per core, cores swapped each round). Only ratios measured in one run mean anything: the
+one per core, cores swapped each round); with --old-nosan/--new-nosan the same live run without
+sanitizers. Only ratios measured in one run mean anything: the
 machine, its load and its clock are shared by both columns.
 """
 
@@ -203,14 +207,28 @@ def fuzz_rows(args, core):
               "fuzz_einsum_diff CORPUS CORPUS CORPUS CORPUS CORPUS      # release replay binary\n"
               "    fuzz_einsum_diff -rss_limit_mb=2048 CORPUS/*            # .ci/run's ASan + UBSan build")
         row("replay without sanitizers, 15050 runs, user s", s, False, "s")
-        if not (args.old_asan and args.new_asan):
-            return
-        files = sorted(os.path.join(corpus, f) for f in os.listdir(corpus))
-        asan = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1")
-        s = alternate(args.rounds, lambda: run([args.old_asan, "-rss_limit_mb=2048"] + files, core, asan),
-                      lambda: run([args.new_asan, "-rss_limit_mb=2048"] + files, core, asan), user)
-        row("under ASan + UBSan, each file once, user s", s, False, "s")
-    # CI's 60 s live run, the two binaries at once, one per core, cores swapped per round.
+        if args.old_asan and args.new_asan:
+            files = sorted(os.path.join(corpus, f) for f in os.listdir(corpus))
+            asan = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", UBSAN_OPTIONS="halt_on_error=1")
+            s = alternate(args.rounds, lambda: run([args.old_asan, "-rss_limit_mb=2048"] + files, core, asan),
+                          lambda: run([args.new_asan, "-rss_limit_mb=2048"] + files, core, asan), user)
+            row("under ASan + UBSan, each file once, user s", s, False, "s")
+    live_rows(args, core)
+
+
+def live_rows(args, core):
+    """CI's 60 s live run, under ASan + UBSan and without sanitizers, for the binaries given."""
+    group("libFuzzer target fuzz_einsum_diff, live",
+          "fuzz_einsum_diff -seed=R -max_total_time=60 -timeout=25 -rss_limit_mb=2048 -print_final_stats=1 "
+          "<.options> -dict=... DIR fuzz/seeds/fuzz_einsum_diff")
+    if args.old_asan and args.new_asan:
+        live_row(args, args.old_asan, args.new_asan, "under ASan + UBSan")
+    if args.old_nosan and args.new_nosan:
+        live_row(args, args.old_nosan, args.new_nosan, "without sanitizers")
+
+
+def live_row(args, old_binary, new_binary, label):
+    """CI's 60 s live run of two libFuzzer binaries at once, one per core, cores swapped per round."""
     rates = {"old": [], "new": []}
 
     def flags(binary):
@@ -222,7 +240,7 @@ def fuzz_rows(args, core):
 
     for r in range(args.rounds):
         procs, dirs, logs = {}, {}, {}
-        for side, binary, c in (("old", args.old_asan, r % 2), ("new", args.new_asan, 1 - r % 2)):
+        for side, binary, c in (("old", old_binary, r % 2), ("new", new_binary, 1 - r % 2)):
             dirs[side] = tempfile.TemporaryDirectory()
             # A file, not a pipe: libFuzzer logs every new input, and a full pipe would stall it.
             logs[side] = tempfile.TemporaryFile(mode="w+")
@@ -239,7 +257,7 @@ def fuzz_rows(args, core):
             rates[side].append(float(m.group(1)) if m else float("nan"))
             logs[side].close()
             dirs[side].cleanup()
-    row("under ASan + UBSan, CI's 60 s run from the seeds with each binary's own .options and dictionary "
+    row(f"{label}, CI's 60 s run from the seeds with each binary's own .options and dictionary "
         "(`-seed=` the round), both at once "
         "on one core each, cores swapped per round: exec/s", rates, True, "exec/s")
 
@@ -252,6 +270,8 @@ def main():
     ap.add_argument("--old-kernels", help="bench_kernels built against OLD (when OLD has none)")
     ap.add_argument("--old-asan", help="OLD's sanitized libFuzzer fuzz_einsum_diff")
     ap.add_argument("--new-asan", help="NEW's sanitized libFuzzer fuzz_einsum_diff")
+    ap.add_argument("--old-nosan", help="OLD's libFuzzer fuzz_einsum_diff built without sanitizers")
+    ap.add_argument("--new-nosan", help="NEW's libFuzzer fuzz_einsum_diff built without sanitizers")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--core", type=int, default=1, help="the core single-core runs are pinned to")
     ap.add_argument("--only", default="gemm,bench,kernels,campaign,python,fuzz", help="comma-separated groups to run")
@@ -259,7 +279,7 @@ def main():
     print(f"OLD {args.old}, NEW {args.new}; {args.rounds} rounds, one core: `taskset -c {args.core}`.")
     groups = {"gemm": gemm_rows, "bench": bench_rows, "campaign": campaign_rows, "kernels": kernel_rows,
               "python": python_row,
-              "fuzz": fuzz_rows}
+              "fuzz": fuzz_rows, "live": live_rows}
     for name in args.only.split(","):
         groups[name](args, args.core)
 

@@ -41,8 +41,9 @@ void run_differential(const Case& c, std::span<Backend* const> backends, const R
                       const DifferentialChecks& checks = {});
 
 /// fuzz_einsum_diff and fuzz_reduce_diff: decodes `data` as `op` (an undecodable input is skipped)
-/// and runs it on the backends differential_setup names, built the CLI's way (make_builtin_backend),
-/// so that einfuzz_artifact_to_case's command reproduces the verdicts. Returns 0 (libFuzzer's "keep").
+/// and runs it on the backends differential_setup names, built the CLI's way (make_own_backend: the
+/// registry's own rows), so that einfuzz_artifact_to_case's command reproduces the verdicts.
+/// Returns 0 (libFuzzer's "keep").
 int run_builtin_differential(std::span<const std::uint8_t> data, OpChoice op);
 
 /// fuzz_vjp_diff's input: decode_case(data, any) made a VJP case, its cotangent of the forward
