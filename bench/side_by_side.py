@@ -246,7 +246,7 @@ def live_row(args, old_binary, new_binary, label):
             logs[side] = tempfile.TemporaryFile(mode="w+")
             seeds = os.path.join(HERE, "..", "fuzz", "seeds", "fuzz_einsum_diff")
             procs[side] = subprocess.Popen(
-                ["taskset", "-c", str(c), binary, f"-seed={r + 1}", "-max_total_time=60", "-timeout=25",
+                ["taskset", "-c", str(c), binary, f"-seed={args.first_seed + r}", "-max_total_time=60", "-timeout=25",
                  "-rss_limit_mb=2048", "-print_final_stats=1", f"-artifact_prefix={dirs[side].name}/"]
                 + flags(binary) + [dirs[side].name, seeds],
                 stdout=subprocess.DEVNULL, stderr=logs[side], env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))
@@ -258,7 +258,7 @@ def live_row(args, old_binary, new_binary, label):
             logs[side].close()
             dirs[side].cleanup()
     row(f"{label}, CI's 60 s run from the seeds with each binary's own .options and dictionary "
-        "(`-seed=` the round), both at once "
+        "(`-seed=` the round's), both at once "
         "on one core each, cores swapped per round: exec/s", rates, True, "exec/s")
 
 
@@ -273,6 +273,7 @@ def main():
     ap.add_argument("--old-nosan", help="OLD's libFuzzer fuzz_einsum_diff built without sanitizers")
     ap.add_argument("--new-nosan", help="NEW's libFuzzer fuzz_einsum_diff built without sanitizers")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=1, help="libFuzzer's -seed= of the first live round (then +1 a round)")
     ap.add_argument("--core", type=int, default=1, help="the core single-core runs are pinned to")
     ap.add_argument("--only", default="gemm,bench,kernels,campaign,python,fuzz", help="comma-separated groups to run")
     args = ap.parse_args()
