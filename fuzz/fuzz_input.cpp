@@ -252,20 +252,30 @@ std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice 
   return out;
 }
 
-ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op) {
-  const Structure s = decode_structure(data, op);
-  if (!s.generated) return {s.value_offset, dtype_size(s.dtype), s.dtype};
-  // The generator picks the dtype: the layout decode_case recorded, else decode it (and record it).
-  if (const std::optional<ValueLayout> known = layout_cache().find(generated_head(data, s), op)) return *known;
-  return value_layout_uncached(data, op);
-}
+namespace {
 
-ValueLayout value_layout_uncached(std::span<const std::uint8_t> data, OpChoice op) {
-  const Structure s = decode_structure(data, op);
+/// The layout of `data`, whose structure is `s`: a generated input's dtype from decoding it (which
+/// records the layout).
+ValueLayout decoded_layout(std::span<const std::uint8_t> data, OpChoice op, const Structure& s) {
   if (!s.generated) return {s.value_offset, dtype_size(s.dtype), s.dtype};
   const std::optional<Decoded> d = decode_case(data, op);
   if (!d) return {s.value_offset, 0, DType::f64};
   return {s.value_offset, dtype_size(d->c.dtype), d->c.dtype};
+}
+
+}  // namespace
+
+ValueLayout value_layout(std::span<const std::uint8_t> data, OpChoice op) {
+  const Structure s = decode_structure(data, op);
+  // The generator picks the dtype: the layout decode_case recorded, else decode it (and record it).
+  if (s.generated) {
+    if (const std::optional<ValueLayout> known = layout_cache().find(generated_head(data, s), op)) return *known;
+  }
+  return decoded_layout(data, op, s);
+}
+
+ValueLayout value_layout_uncached(std::span<const std::uint8_t> data, OpChoice op) {
+  return decoded_layout(data, op, decode_structure(data, op));
 }
 
 std::optional<std::vector<std::uint8_t>> encode_case(const Case& c) {
