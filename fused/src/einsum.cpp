@@ -69,6 +69,27 @@ unsigned resolve_threads(unsigned requested) {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+/// False when no product of a single-term f32/f64 contraction of two operands can meet two NaNs, so
+/// that the kernels' pass over its outputs for NaNs to repair (run_chunk_rows) has nothing to find.
+/// The hardware's `·` returns the NaN operand when one operand is NaN, whichever order the compiler
+/// chose, and its default NaN when neither is (∞ · 0): only two NaN operands leave the payload to
+/// the order. So when the smaller operand holds no NaN among the elements its plan may read, every
+/// output's NaN is already the reference's. Only a smaller operand is scanned: with operands as
+/// large as the output, the scan would cost what it saves.
+template <class T>
+bool may_pair_nans(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T* const* x) {
+  if constexpr (!is_float_type_v<T> || detail::is_rounded_v<T>) {
+    return true;
+  } else {
+    const detail::LoopNest& nest = compiled.nest;
+    if (nest.operands != 2 || nest.con_loops != 1 || nest.con_len[0] != 1) return true;
+    const std::size_t k = compiled.last_read[0] <= compiled.last_read[1] ? 0 : 1;
+    const std::int64_t count = compiled.last_read[k] + 1;  // checked_values: last_read[k] >= 0
+    if (count >= plan.output_size) return true;
+    return detail::any_nan(x[k], count);
+  }
+}
+
 /// Runs the kernels over every chunk, operand k read from x[k], the output written to y (row-major);
 /// true when some chunk wrote a NaN.
 template <class T>
@@ -92,9 +113,10 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T*
   const std::int64_t outer = plan.output_shape.empty() ? 1 : plan.output_shape[0];
   const bool serial = options.tasks == 1 || (options.tasks == 0 && compiled.serial_by_policy);
   const unsigned tasks = serial ? 1 : chunk_count(plan, options);
+  const bool pair_nans = use_gemm || may_pair_nans<T>(plan, compiled, x);
   if (tasks <= 1) {
     bool nan_seen = false;
-    chunk({&nest, x, y, 0, nest.out_len[0], &nan_seen});
+    chunk({&nest, x, y, 0, nest.out_len[0], &nan_seen, pair_nans});
     return nan_seen;
   }
 
@@ -107,7 +129,7 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T*
   std::int64_t lo = 0;
   for (unsigned t = 0; t < tasks; ++t) {
     const std::int64_t hi = lo + base + (t < extra ? 1 : 0);
-    chunks.push_back({&nest, x, y, lo * nest.outer_unit, hi * nest.outer_unit, &nan_seen[t]});
+    chunks.push_back({&nest, x, y, lo * nest.outer_unit, hi * nest.outer_unit, &nan_seen[t], pair_nans});
     lo = hi;
   }
   {

@@ -34,6 +34,9 @@ struct ChunkArgs {
   std::int64_t begin;       ///< first position of output loop 0
   std::int64_t end;         ///< one past the last position of output loop 0
   bool* nan_seen;           ///< set to whether the chunk wrote a NaN (whose payload execute repairs)
+  /// False when execute proved that no product of a single-term contraction meets two NaN
+  /// operands (may_pair_nans in einsum.cpp): its outputs' NaNs are then the reference's already.
+  bool may_pair_nans = true;
 };
 
 template <class T>
@@ -567,7 +570,7 @@ void run_chunk_rows(const ChunkArgs<T>& args, Scratch& scratch) {
     // One f32/f64 operand: every output is +0 + x, whose NaN (if any) is x's as scalar_add returns
     // it, so there is nothing to repair. With more operands a product of two NaNs may be either.
     // (f16/bf16 outputs are tested always: their repair re-evaluates in the 16-bit format.)
-    if ((Ops::kCount > 1 || is_rounded_v<T>) && elementwise) {
+    if ((Ops::kCount > 1 || is_rounded_v<T>) && elementwise && args.may_pair_nans) {
       // The elementwise rows wrote without a NaN test: the chunk's outputs, a contiguous range of
       // y, are tested in one pass.
       const std::int64_t first = args.begin * nest.out_ystep[0];
