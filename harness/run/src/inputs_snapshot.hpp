@@ -14,10 +14,15 @@ namespace einfuzz {
 /// The bytes of every input, in order; `unchanged` says whether the inputs still hold them.
 class InputsSnapshot {
  public:
-  /// Copies every input's bytes (one buffer, reused when retaken).
+  /// Copies every input's bytes (one buffer, reused when retaken; sized once, so a case of many
+  /// operands is not copied through a growing buffer).
   void take(std::span<const Tensor> inputs) {
     bytes_.clear();
     sizes_.clear();
+    std::size_t total = 0;
+    for (const Tensor& t : inputs) total += t.bytes().size();
+    bytes_.reserve(total);
+    sizes_.reserve(inputs.size());
     for (const Tensor& t : inputs) {
       const auto b = t.bytes();
       bytes_.insert(bytes_.end(), b.begin(), b.end());
