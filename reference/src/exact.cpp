@@ -126,21 +126,41 @@ template <class T>
 T Dyadic::round(Rounding mode) const {
   if (is_zero()) return T(0);
   const bool negative = sgn(m_) < 0;
-  mpz_class mag = ::abs(m_);
-  long exponent = e_;
-  const long bits = static_cast<long>(mpz_sizeinbase(mag.get_mpz_t(), 2));
-  if (bits > 120) {
-    // Keep the top 120 bits (far more than p + 2) and fold everything below into a sticky bit.
+  if constexpr (sizeof(mp_limb_t) == 8 && GMP_NAIL_BITS == 0) {
+    // Read from the mantissa's own limbs (|m| least significant first): no copy of it, so no
+    // allocation per rounding. The same 120 bits and sticky bit as the general path below.
+    const mpz_srcptr z = m_.get_mpz_t();
+    const std::size_t limbs = mpz_size(z);
+    const mp_limb_t* d = mpz_limbs_read(z);
+    const auto limb = [&](std::size_t i) -> std::uint64_t { return i < limbs ? d[i] : 0; };
+    const long bits = static_cast<long>(mpz_sizeinbase(z, 2));
+    if (bits <= 120) return round_binary<T>((u128(limb(1)) << 64) | limb(0), e_, negative, mode);
     const long drop = bits - 120;
-    const bool sticky = mpz_scan1(mag.get_mpz_t(), 0) < static_cast<mp_bitcnt_t>(drop);
-    mpz_fdiv_q_2exp(mag.get_mpz_t(), mag.get_mpz_t(), static_cast<mp_bitcnt_t>(drop));
-    mpz_mul_2exp(mag.get_mpz_t(), mag.get_mpz_t(), 1);
-    if (sticky) mag += 1;
-    exponent += drop - 1;
+    // The lowest set bit of −|m| in two's complement (mpz_scan1's reading of a negative m) is |m|'s.
+    const bool sticky = mpz_scan1(z, 0) < static_cast<mp_bitcnt_t>(drop);
+    const auto w = static_cast<std::size_t>(drop / 64);
+    const int shift = static_cast<int>(drop % 64);
+    const u128 low = limb(w), middle = limb(w + 1), high = limb(w + 2);
+    // Bits [drop, drop + 128) of |m|; those from drop + 120 up are zero.
+    const u128 top = shift == 0 ? low | (middle << 64) : (low >> shift) | (middle << (64 - shift)) | (high << (128 - shift));
+    return round_binary<T>((top << 1) | (sticky ? 1 : 0), e_ + drop - 1, negative, mode);
+  } else {
+    mpz_class mag = ::abs(m_);
+    long exponent = e_;
+    const long bits = static_cast<long>(mpz_sizeinbase(mag.get_mpz_t(), 2));
+    if (bits > 120) {
+      // Keep the top 120 bits (far more than p + 2) and fold everything below into a sticky bit.
+      const long drop = bits - 120;
+      const bool sticky = mpz_scan1(mag.get_mpz_t(), 0) < static_cast<mp_bitcnt_t>(drop);
+      mpz_fdiv_q_2exp(mag.get_mpz_t(), mag.get_mpz_t(), static_cast<mp_bitcnt_t>(drop));
+      mpz_mul_2exp(mag.get_mpz_t(), mag.get_mpz_t(), 1);
+      if (sticky) mag += 1;
+      exponent += drop - 1;
+    }
+    std::uint64_t words[2] = {0, 0};
+    mpz_export(words, nullptr, -1, sizeof(std::uint64_t), 0, 0, mag.get_mpz_t());
+    return round_binary<T>((u128(words[1]) << 64) | words[0], exponent, negative, mode);
   }
-  std::uint64_t words[2] = {0, 0};
-  mpz_export(words, nullptr, -1, sizeof(std::uint64_t), 0, 0, mag.get_mpz_t());
-  return round_binary<T>((u128(words[1]) << 64) | words[0], exponent, negative, mode);
 }
 template float Dyadic::round<float>(Rounding) const;
 template double Dyadic::round<double>(Rounding) const;

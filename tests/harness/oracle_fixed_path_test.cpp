@@ -434,5 +434,64 @@ RC_GTEST_PROP(OracleExact, DigitAccumulatorEqualsGmpSum, ()) {
   RC_ASSERT(got.exponent() == base);
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Dyadic::round, which reads the mantissa's limbs in place, against the copy it used to round
+
+/// What Dyadic::round computed before it read the limbs in place: |m| copied, its top 120 bits and
+/// a sticky bit (when longer), exported and rounded once.
+template <class T>
+T round_by_copy(const Dyadic& x, Rounding mode) {
+  if (x.is_zero()) return T(0);
+  mpz_class mag = ::abs(x.mantissa());
+  long exponent = x.exponent();
+  const long bits = static_cast<long>(mpz_sizeinbase(mag.get_mpz_t(), 2));
+  if (bits > 120) {
+    const long drop = bits - 120;
+    const bool sticky = mpz_scan1(mag.get_mpz_t(), 0) < static_cast<mp_bitcnt_t>(drop);
+    mpz_fdiv_q_2exp(mag.get_mpz_t(), mag.get_mpz_t(), static_cast<mp_bitcnt_t>(drop));
+    mpz_mul_2exp(mag.get_mpz_t(), mag.get_mpz_t(), 1);
+    if (sticky) mag += 1;
+    exponent += drop - 1;
+  }
+  std::uint64_t words[2] = {0, 0};
+  mpz_export(words, nullptr, -1, sizeof(std::uint64_t), 0, 0, mag.get_mpz_t());
+  return reference::round_binary<T>((u128(words[1]) << 64) | words[0], exponent, x.sign() < 0, mode);
+}
+
+/// Mantissas of 1 to 400 bits (all ones, one bit, a 120-bit head with a tail of zeros or of one low
+/// bit, or random limbs), either sign, exponents that put the value anywhere from below T's
+/// subnormals to above its overflow threshold, every mode.
+RC_GTEST_PROP(DyadicRound, ReadsTheLimbsAsTheCopyDid, ()) {
+  Rng rng(*rc::gen::arbitrary<std::uint64_t>());
+  const int bits = static_cast<int>(rng.between(1, 400));
+  mpz_class m;
+  switch (rng.below(5)) {
+    case 0: m = (mpz_class(1) << bits) - 1; break;
+    case 1: m = mpz_class(1) << (bits - 1); break;
+    case 2: {  // 121 significant bits, then zeros or one low bit: the cut's sticky bit
+      const mpz_class head = (mpz_class(std::to_string(rng.next())) << 56) + mpz_class(std::to_string(rng.next() >> 8));
+      m = (((head | (mpz_class(1) << 120)) & ((mpz_class(1) << 121) - 1)) << bits) + (rng.chance(1, 2) ? 1 : 0);
+      break;
+    }
+    default:  // random limbs, `bits` bits at most
+      for (int i = 0; i < (bits + 63) / 64; ++i) m = (m << 64) + mpz_class(std::to_string(rng.next()));
+      m >>= (64 - bits % 64) % 64;
+      break;
+  }
+  if (m == 0) m = 1;
+  if (rng.chance(1, 2)) m = -m;
+  const long length = static_cast<long>(mpz_sizeinbase(m.get_mpz_t(), 2));
+  // The value's top bit anywhere in [-1200, 1100] (f64's subnormals start at -1074, overflow at 1024).
+  const Dyadic x(m, static_cast<long>(rng.between(-1200, 1100)) - length);
+  for (const Rounding mode : {Rounding::nearest_even, Rounding::up, Rounding::down}) {
+    RC_ASSERT(same_bits(x.round<double>(mode), round_by_copy<double>(x, mode)));
+    RC_ASSERT(same_bits(x.round<float>(mode), round_by_copy<float>(x, mode)));
+    RC_ASSERT(same_bits(x.round<Float16>(mode), round_by_copy<Float16>(x, mode)));
+    RC_ASSERT(same_bits(x.round<BFloat16>(mode), round_by_copy<BFloat16>(x, mode)));
+  }
+  RC_CLASSIFY(length > 120, "longer than the 120-bit cut");
+}
+
 }  // namespace
 }  // namespace einfuzz
