@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <utility>
 #include <iterator>
@@ -139,6 +140,34 @@ std::vector<T> payload_values(std::int64_t count) {
   return v;
 }
 
+/// One tensor per shape, operand k holding payload_values shifted by k (the operands' NaNs at
+/// different places); where `replacement(k)` names a value, operand k's NaNs become it.
+template <class T, class Replacement>
+std::vector<Tensor> payload_inputs(const std::vector<Shape>& shapes, Replacement&& replacement) {
+  std::vector<Tensor> inputs;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    std::vector<T> values = payload_values<T>(checked_element_count(shapes[k]).value() + static_cast<std::int64_t>(k));
+    values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));
+    if (const std::optional<T> r = replacement(k)) {
+      for (T& v : values) v = v != v ? *r : v;
+    }
+    inputs.emplace_back(shapes[k], std::move(values));
+  }
+  return inputs;
+}
+
+/// fused equals the reference bit for bit, NaN payloads included, at every tile width and task count.
+void expect_fused_is_the_reference(const CheckedEinsum& e, const std::vector<Tensor>& inputs, const std::string& what) {
+  const Tensor want = reference::evaluate_einsum(e, inputs);
+  for (int width : {1, 4, 8}) {
+    for (unsigned tasks : {1u, 2u}) {
+      fused::ExecOptions options{tasks, width, tasks};
+      EXPECT_TRUE(test::bitwise_same(want, fused::execute(fused::compile(e), inputs, options), /*strict_nan=*/true))
+          << what << " tile " << width << " tasks " << tasks;
+    }
+  }
+}
+
 template <class T>
 void expect_payloads_of_the_reference() {
   // Single-term contractions (the elementwise rows): one operand (no NaN test needed: +0 + x keeps
@@ -155,24 +184,11 @@ void expect_payloads_of_the_reference() {
     const CheckedEinsum e = checked(pattern, shapes);
     for (std::size_t without_nans = 0; without_nans <= shapes.size(); ++without_nans) {
       if (shapes.size() == 1 && without_nans == 1) break;
-      std::vector<Tensor> inputs;
-      for (std::size_t k = 0; k < shapes.size(); ++k) {
-        std::vector<T> values = payload_values<T>(checked_element_count(shapes[k]).value() + static_cast<std::int64_t>(k));
-        values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));  // operands' NaNs at different places
-        if (k + 1 == without_nans) {
-          for (T& v : values) v = v != v ? std::numeric_limits<T>::infinity() : v;
-        }
-        inputs.emplace_back(shapes[k], std::move(values));
-      }
-      const Tensor want = reference::evaluate_einsum(e, inputs);
-      for (int width : {1, 4, 8}) {
-        for (unsigned tasks : {1u, 2u}) {
-          fused::ExecOptions options{tasks, width, tasks};
-          EXPECT_TRUE(test::bitwise_same(want, fused::execute(fused::compile(e), inputs, options), /*strict_nan=*/true))
-              << pattern << " tile " << width << " tasks " << tasks
-              << (without_nans ? " operand " + std::to_string(without_nans - 1) + " without NaNs" : "");
-        }
-      }
+      const auto inputs = payload_inputs<T>(shapes, [&](std::size_t k) {
+        return k + 1 == without_nans ? std::optional<T>(std::numeric_limits<T>::infinity()) : std::nullopt;
+      });
+      expect_fused_is_the_reference(
+          e, inputs, pattern + (without_nans ? " operand " + std::to_string(without_nans - 1) + " without NaNs" : ""));
     }
   }
 }
@@ -226,23 +242,10 @@ void expect_single_folds_of_the_reference() {
   for (const auto& [pattern, shapes] : forms) {
     const CheckedEinsum e = checked(pattern, shapes);
     for (const bool with_nans : {false, true}) {
-      std::vector<Tensor> inputs;
-      for (std::size_t k = 0; k < shapes.size(); ++k) {
-        const std::int64_t count = checked_element_count(shapes[k]).value();
-        std::vector<T> values = payload_values<T>(count + static_cast<std::int64_t>(k));
-        values.erase(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));
-        if (!with_nans)
-          for (T& v : values) v = v != v ? T(0.5) : v;
-        inputs.emplace_back(shapes[k], std::move(values));
-      }
-      const Tensor want = reference::evaluate_einsum(e, inputs);
-      for (int width : {1, 4, 8}) {
-        for (unsigned tasks : {1u, 2u}) {
-          fused::ExecOptions options{tasks, width, tasks};
-          EXPECT_TRUE(test::bitwise_same(want, fused::execute(fused::compile(e), inputs, options), /*strict_nan=*/true))
-              << pattern << (with_nans ? " with NaNs" : "") << " tile " << width << " tasks " << tasks;
-        }
-      }
+      const auto inputs = payload_inputs<T>(shapes, [&](std::size_t) {
+        return with_nans ? std::nullopt : std::optional<T>(T(0.5));
+      });
+      expect_fused_is_the_reference(e, inputs, pattern + std::string(with_nans ? " with NaNs" : ""));
     }
   }
 }
