@@ -1,6 +1,7 @@
 // Reference einsum: broadcast every operand over the global axis space, materialise the product
 // tensor, fold each contraction fibre row-major (SEMANTICS §3, §4, §6). Deliberately naive: it
-// recomputes coordinates by division and never uses stride plans, so it shares nothing with fused/.
+// walks coordinates one element at a time (a row-major step, then ravel) and never uses stride plans,
+// so it shares nothing with fused/.
 #include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 

@@ -26,6 +26,17 @@ inline void unravel_into(std::int64_t flat, const Shape& shape, std::vector<std:
   }
 }
 
+/// Steps `coords` from the row-major coordinates of element `flat` of `shape` to those of element
+/// flat + 1 (the last axis fastest), as unravel_into(flat + 1) would write them; after the last
+/// element it wraps to all zeros. A loop over 0, 1, 2, … of a non-empty shape starts from zeros
+/// (element 0) and steps after each element: the same coordinates, without a division per element.
+inline void step_coords(std::vector<std::int64_t>& coords, const Shape& shape) {
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    if (++coords[i] < shape[i]) return;
+    coords[i] = 0;
+  }
+}
+
 /// Row-major flat index of `coords` in `shape`.
 inline std::int64_t ravel(const std::vector<std::int64_t>& coords, const Shape& shape) {
   std::int64_t flat = 0;
@@ -50,14 +61,14 @@ std::vector<std::vector<T>> broadcast_operands(const CheckedEinsum& e, std::span
   // and contraction counts, which are 0 then): element_count decides 0 before multiplying.
   const std::int64_t global_size = element_count(gshape);
   std::vector<std::vector<T>> out(e.operands.size());
-  std::vector<std::int64_t> coords(gshape.size()), physical;  // reused: no allocation per element
+  std::vector<std::int64_t> coords, physical;  // reused: no allocation per element
   for (std::size_t k = 0; k < e.operands.size(); ++k) {
     const CheckedOperand& op = e.operands[k];
     const auto x = inputs[k].values<T>();
     out[k].resize(static_cast<std::size_t>(global_size));
     physical.resize(op.shape.size());
-    for (std::int64_t g = 0; g < global_size; ++g) {
-      unravel_into(g, gshape, coords);
+    coords.assign(gshape.size(), 0);  // element 0's coordinates; g's below
+    for (std::int64_t g = 0; g < global_size; ++g, step_coords(coords, gshape)) {
       for (std::size_t d = 0; d < op.shape.size(); ++d) {
         physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
       }
@@ -74,9 +85,8 @@ inline std::vector<std::int64_t> physical_indices(const CheckedEinsum& e, std::s
   const std::int64_t global_size = element_count(gshape);
   const CheckedOperand& op = e.operands[k];
   std::vector<std::int64_t> out(static_cast<std::size_t>(global_size));
-  std::vector<std::int64_t> physical(op.shape.size()), coords(gshape.size());  // reused: no allocation per element
-  for (std::int64_t g = 0; g < global_size; ++g) {
-    unravel_into(g, gshape, coords);
+  std::vector<std::int64_t> physical(op.shape.size()), coords(gshape.size(), 0);  // g's coordinates below
+  for (std::int64_t g = 0; g < global_size; ++g, step_coords(coords, gshape)) {
     for (std::size_t d = 0; d < op.shape.size(); ++d) {
       physical[d] = op.shape[d] == 1 ? 0 : coords[static_cast<std::size_t>(op.axes[d])];
     }
@@ -90,9 +100,8 @@ inline std::vector<std::int64_t> output_indices(const CheckedEinsum& e) {
   const Shape gshape = global_shape(e);
   const std::int64_t global_size = element_count(gshape);
   std::vector<std::int64_t> out(static_cast<std::size_t>(global_size));
-  std::vector<std::int64_t> coords(e.output.size()), global_coords(gshape.size());  // reused
-  for (std::int64_t g = 0; g < global_size; ++g) {
-    unravel_into(g, gshape, global_coords);
+  std::vector<std::int64_t> coords(e.output.size()), global_coords(gshape.size(), 0);  // g's coordinates below
+  for (std::int64_t g = 0; g < global_size; ++g, step_coords(global_coords, gshape)) {
     for (std::size_t i = 0; i < e.output.size(); ++i) coords[i] = global_coords[static_cast<std::size_t>(e.output[i])];
     out[static_cast<std::size_t>(g)] = ravel(coords, e.output_shape);
   }
@@ -109,10 +118,9 @@ void for_each_term(const CheckedEinsum& e, const Shape& gshape, std::int64_t o, 
   out_coords.resize(e.output_shape.size());
   unravel_into(o, e.output_shape, out_coords);
   coords.assign(e.axes.size(), 0);
-  fibre_coords.resize(e.contraction_shape.size());
+  fibre_coords.assign(e.contraction_shape.size(), 0);  // c's coordinates below
   for (std::size_t i = 0; i < e.output.size(); ++i) coords[static_cast<std::size_t>(e.output[i])] = out_coords[i];
-  for (std::int64_t c = 0; c < e.contraction_size; ++c) {
-    unravel_into(c, e.contraction_shape, fibre_coords);
+  for (std::int64_t c = 0; c < e.contraction_size; ++c, step_coords(fibre_coords, e.contraction_shape)) {
     for (std::size_t j = 0; j < e.contracted.size(); ++j) {
       coords[static_cast<std::size_t>(e.contracted[j])] = fibre_coords[j];
     }
@@ -136,9 +144,8 @@ std::vector<T> fibre_rows(const CheckedReduce& r, std::span<const T> x) {
 
   std::vector<T> out(x.size());
   std::vector<std::int64_t> coords(elementary.size());
-  std::vector<std::int64_t> permuted_coords(permuted_shape.size());
-  for (std::size_t q = 0; q < out.size(); ++q) {
-    unravel_into(static_cast<std::int64_t>(q), permuted_shape, permuted_coords);
+  std::vector<std::int64_t> permuted_coords(permuted_shape.size(), 0);  // q's coordinates below
+  for (std::size_t q = 0; q < out.size(); ++q, step_coords(permuted_coords, permuted_shape)) {
     for (std::size_t i = 0; i < order.size(); ++i) coords[static_cast<std::size_t>(order[i])] = permuted_coords[i];
     out[q] = x[static_cast<std::size_t>(ravel(coords, elementary))];
   }
