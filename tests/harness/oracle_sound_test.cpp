@@ -239,12 +239,15 @@ TEST(OracleSound, ShuffleFactorsAndKeepsEmptyContractionsZero) {
   }
 }
 
-/// The distinct bit patterns of the first result element of `c` over shuffle seeds 1..40; each
-/// seed's run is checked to be reproducible, and a further run is judged.
+/// The distinct bit patterns of the first result element of `c` over shuffle seeds 1..120; each
+/// seed's run is checked to be reproducible, and a further run is judged. (40 seeds were once
+/// enough and are not for every stream: half the seeds accumulate f32 in f64, and of the others,
+/// over 400 seeds, 59–68% give the most common bit pattern of the sum below; its first 40 seeds
+/// gave 7 distinct patterns with one case hash of shuffle's and 2 with the next.)
 template <class T>
 std::set<std::uint64_t> reduce_results(const Case& c) {
   std::set<std::uint64_t> bits;
-  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+  for (std::uint64_t seed = 1; seed <= 120; ++seed) {
     const auto a = make_shuffle_backend(seed);
     const auto b = make_shuffle_backend(seed);
     const Tensor ra = std::get<Tensor>(a->run(c));
