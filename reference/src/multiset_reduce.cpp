@@ -11,6 +11,7 @@
 #include "einfuzz/reference/exact_fixed.hpp"
 #include "element_truth.hpp"
 #include "exact_bounds.hpp"
+#include "exact_sum.hpp"
 #include "materialise.hpp"
 
 namespace einfuzz::reference {
@@ -39,6 +40,38 @@ Dyadic with_conversion(const Dyadic& e, const Dyadic& reach, std::int64_t scale,
 /// ORACLE §8's final-value certificate |s| + E < Ω_o, all scaled by `scale`.
 bool below_output_omega(const Dyadic& reach, std::int64_t scale, const FormatConstants& out) {
   return compare(reach, Dyadic::of(out.omega) * Dyadic(mpz_class(static_cast<long>(scale)), 0)) < 0;
+}
+
+/// Σx and Σ|x| over the finite values of `fibre`, exactly; zero as Dyadic().
+template <class T>
+void exact_sums(std::span<const T> fibre, Dyadic& sum, Dyadic& abs_sum) {
+  long lo = 0, hi = 0;
+  bool any = false;
+  for (const T x : fibre) {
+    if (!std::isfinite(x) || x == 0) continue;
+    const long e = detail::decompose(x).exponent;
+    lo = any ? std::min(lo, e) : e;
+    hi = any ? std::max(hi, e) : e;
+    any = true;
+  }
+  if (!any) {
+    sum = Dyadic();
+    abs_sum = Dyadic();
+    return;
+  }
+  // Reused by every fibre of the thread: their digits keep their capacity.
+  thread_local detail::DigitAccumulator positive, negative;
+  const long bits = hi - lo + 64;  // every mantissa is below 2^53
+  positive.reset(lo, bits);
+  negative.reset(lo, bits);
+  for (const T x : fibre) {
+    if (!std::isfinite(x) || x == 0) continue;
+    const detail::Decomposed d = detail::decompose(x);
+    (std::signbit(x) ? negative : positive).add(d.mantissa, d.exponent);
+  }
+  const Dyadic p = positive.value(), n = negative.value();
+  sum = p - n;
+  abs_sum = p + n;
 }
 
 /// sum and mean under a profile (ORACLE §8): the einsum rule with k = 1 (N = n − 1) in the
@@ -179,16 +212,11 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
     t.bound = bound_for_report(t);
     return t;
   }
-  // The finite values' sums in GMP.
-  ExactAccumulator sum, abs_sum;
-  for (T x : fibre) {
-    if (!std::isfinite(x)) continue;
-    const Dyadic d = Dyadic::of(x);
-    sum.add(d);
-    abs_sum.add(d.abs());
-  }
-  t.exact = sum.value();
-  const Dyadic abs_exact = abs_sum.value();
+  // The finite values' exact sums, one digit accumulator per sign over the window of their
+  // exponents (exact_sum.hpp, as the einsum oracle's general path): Σx = P − N, Σ|x| = P + N.
+  Dyadic exact, abs_exact;
+  exact_sums(fibre, exact, abs_exact);
+  t.exact = std::move(exact);
   t.abs_sum = abs_exact.round<double>(Rounding::up);
   t.magnitude = t.abs_sum;
   const std::int64_t rounds = n >= 2 ? n : 0;
