@@ -690,13 +690,12 @@ template class TermTruth<BFloat16>;
 namespace {
 
 template <class T>
-MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs, ExactPath path,
+MultisetEinsum multiset(const CheckedEinsum& e, const BroadcastOperands& broadcast, ExactPath path,
                         const std::optional<detail::ProfileBound>& profile) {
   const Shape gshape = detail::global_shape(e);
-  const auto broadcast = detail::broadcast_operands<T>(e, inputs);
   const int k = static_cast<int>(e.operands.size());
   std::vector<const T*> factors;
-  for (const auto& b : broadcast) factors.push_back(b.data());
+  for (const Tensor& b : broadcast.operands) factors.push_back(b.values<T>().data());
   detail::TermTruth<T> truth(format_constants<T>(), k, path, profile);
 
   MultisetEinsum out;
@@ -716,16 +715,19 @@ MultisetEinsum multiset(const CheckedEinsum& e, std::span<const Tensor> inputs, 
 }
 
 /// The truth of a float einsum under `profile` (its dtype's default: §2) along `path`.
-MultisetEinsum multiset_of(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path,
+MultisetEinsum multiset_of(const CheckedEinsum& einsum, const BroadcastOperands& broadcast, ExactPath path,
                            const PrecisionProfile* profile) {
-  if (inputs.empty() || !is_float(inputs.front().dtype())) harness_bug("multiset_einsum called on a non-float einsum");
-  const DType dtype = inputs.front().dtype();
+  if (broadcast.operands.size() != einsum.operands.size() || broadcast.operands.empty() ||
+      !is_float(broadcast.operands.front().dtype())) {
+    harness_bug("multiset_einsum called on a non-float einsum, or with another einsum's broadcast operands");
+  }
+  const DType dtype = broadcast.operands.front().dtype();
   const std::optional<detail::ProfileBound> bound =
       profile ? detail::profile_bound(dtype, *profile) : std::optional<detail::ProfileBound>();
   MultisetEinsum out = visit_dtype(dtype, [&](auto tag) -> MultisetEinsum {
     using T = decltype(tag);
     if constexpr (is_float_type_v<T>) {
-      return multiset<T>(einsum, inputs, path, bound);
+      return multiset<T>(einsum, broadcast, path, bound);
     } else {
       harness_bug("multiset_einsum called on a non-float einsum");
     }
@@ -736,8 +738,14 @@ MultisetEinsum multiset_of(const CheckedEinsum& einsum, std::span<const Tensor> 
 
 }  // namespace
 
+/// The inputs' broadcast operands; a non-float einsum is multiset_of's harness bug, not broadcast's.
+BroadcastOperands broadcast_of(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
+  if (inputs.empty() || !is_float(inputs.front().dtype())) harness_bug("multiset_einsum called on a non-float einsum");
+  return broadcast_einsum(einsum, inputs);
+}
+
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, ExactPath path) {
-  return multiset_of(einsum, inputs, path, nullptr);
+  return multiset_of(einsum, broadcast_of(einsum, inputs), path, nullptr);
 }
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs) {
@@ -746,12 +754,21 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
                                const PrecisionProfile& profile) {
-  return multiset_of(einsum, inputs, ExactPath::fixed, &profile);
+  return multiset_of(einsum, broadcast_of(einsum, inputs), ExactPath::fixed, &profile);
 }
 
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
                                const PrecisionProfile& profile, ExactPath path) {
-  return multiset_of(einsum, inputs, path, &profile);
+  return multiset_of(einsum, broadcast_of(einsum, inputs), path, &profile);
+}
+
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast) {
+  return multiset_of(einsum, broadcast, ExactPath::fixed, nullptr);
+}
+
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast,
+                               const PrecisionProfile& profile) {
+  return multiset_of(einsum, broadcast, ExactPath::fixed, &profile);
 }
 
 }  // namespace einfuzz::reference

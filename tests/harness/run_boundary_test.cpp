@@ -163,5 +163,34 @@ TEST(RunBoundary, OnlyTheBackendThatWritesToItsInputsIsInputModified) {
   EXPECT_EQ(out.backends[2].verdict.kind, VerdictKind::pass);
 }
 
+// The multiset oracle an any-order backend is judged with after another backend wrote to the
+// inputs is the one of the inputs it was given: the reference's broadcast operands, which the
+// oracle otherwise reuses, are of the inputs before the write.
+TEST(RunBoundary, AnAnyOrderBackendAfterAWriterIsJudgedOnTheInputsItWasGiven) {
+  class Writer final : public Backend {
+   public:
+    std::string_view name() const override { return "writer"; }
+    const Capabilities& capabilities() const override { return caps_; }
+    BackendResult run(const Case& c) override {
+      const_cast<Tensor&>(c.inputs[1]).values<double>()[3] = 5.0;  // NOLINT: the misbehaviour under test
+      return Tensor(c.dtype, Shape{2, 2});
+    }
+    Capabilities caps_;
+  } writer;
+  const auto shuffle = make_shuffle_backend(1);
+  Case c = matmul_case(2);
+  for (Tensor& t : c.inputs) {
+    for (double& v : t.values<double>()) v = 1.0;  // every product 1, every element 2 before the write
+  }
+  Backend* backends[] = {&writer, shuffle.get()};
+  const CaseOutcome out = run_case(c, backends, RunOptions{});
+  ASSERT_EQ(out.backends.size(), 2u);
+  EXPECT_EQ(out.backends[0].verdict.kind, VerdictKind::input_modified);
+  // shuffle saw column 1 of the second operand as (1, 5): its sums there are 6, and they pass.
+  EXPECT_FALSE(is_failure(out.backends[1].verdict.kind)) << out.backends[1].verdict.label() << ": "
+                                                        << out.backends[1].verdict.detail;
+  EXPECT_FALSE(out.broadcast.has_value());  // run_case does not carry the operands out
+}
+
 }  // namespace
 }  // namespace einfuzz

@@ -12,6 +12,7 @@
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/precision.hpp"
 #include "einfuzz/core/tensor.hpp"
+#include "einfuzz/reference/einsum.hpp"
 #include "einfuzz/reference/exact.hpp"
 #include "einfuzz/reference/exact_fixed.hpp"
 
@@ -72,6 +73,11 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 /// The same with the enclosures of a backend's precision `profile` (ORACLE §8: the accumulator's
 /// u, η, Ω, input rounding, the final conversion); the default profile gives the two-argument result.
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
+                               const PrecisionProfile& profile);
+/// The two above from broadcast_einsum(einsum, inputs), for a caller that has it already (the run
+/// boundary: the ordered fold materialised it for the same inputs).
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast);
+MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast,
                                const PrecisionProfile& profile);
 
 /// Which exact arithmetic the per-element truth uses. `fixed` (the two-argument default) computes

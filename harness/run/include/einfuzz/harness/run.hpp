@@ -68,6 +68,10 @@ struct CaseOutcome {
   /// backends' checks of the same case).
   std::shared_ptr<const CheckedCase> checked;
   std::optional<Tensor> expected;       ///< the reference's ordered (forward) result otherwise
+  /// A forward float einsum: the operands the reference broadcast for `expected`, kept for the
+  /// multiset oracles of the same inputs while run_case judges (dropped when a backend wrote to the
+  /// inputs, and before run_case returns).
+  std::optional<reference::BroadcastOperands> broadcast;
   /// A VJP case: the reference's ordered VJP, one cotangent per forward input.
   std::optional<std::vector<Tensor>> expected_gradients;
   /// A VJP case: the multiset VJP truth, computed when an any-order backend needs it.
