@@ -1,6 +1,7 @@
 // Reference reduce: the input read as its elementary axes, a materialised permuted copy with the
 // output axes first and the reduced axes last, then one sequential fold per contiguous fibre
-// (SEMANTICS §8.1–§8.4, §13.5–§13.7). Deliberately naive: coordinates are recomputed by division.
+// (SEMANTICS §8.1–§8.4, §13.5–§13.7). Deliberately naive: coordinates are walked one element at a
+// time (materialise.hpp: a row-major step, then ravel), never through a stride plan.
 #include "einfuzz/reference/reduce.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 
