@@ -174,6 +174,29 @@ TEST(Generator, CoversTheIssueList) {
   EXPECT_LT(invalid, kCases * 15 / 100);
 }
 
+// An operand kept empty by one zero length may repeat a long label (a diagonal): case 9850357 of
+// `einfuzz fuzz --seed 20261207 --vjp-percent 10` was this einsum, and changing that zero asked
+// for 730^4 · 2 values (std::bad_alloc, the campaign aborted). Every invalid case made from it
+// stays allocatable.
+TEST(Generator, AnInvalidCaseFromAnEmptyOperandWithLongDiagonalsStaysSmall) {
+  Case valid;
+  valid.op = Op::einsum;
+  valid.dtype = DType::f64;
+  valid.pattern = "c  c _, _ (c) _ c _ _, _  c _  _ _, c,  -> c _";
+  for (const Shape& shape : {Shape{0, 0, 1}, Shape{730, 0, 730, 0, 730, 730}, Shape{730, 0, 730, 730, 730}, Shape{0}, Shape{}}) {
+    valid.inputs.emplace_back(DType::f64, shape);
+  }
+  ASSERT_TRUE(check_case(valid, Limits{}).ok());
+  int mutated_long_operand = 0;
+  for (std::uint64_t seed = 0; seed < 400; ++seed) {
+    SeededChoices s(seed);
+    const Case invalid = make_invalid(valid, s, std::vector<DType>{DType::f64});  // no bad_alloc
+    for (const Tensor& t : invalid.inputs) EXPECT_LE(t.size(), std::int64_t{1} << 20) << "seed " << seed;
+    if (invalid.inputs.size() > 2 && invalid.inputs[2].shape() != valid.inputs[2].shape()) ++mutated_long_operand;
+  }
+  EXPECT_GT(mutated_long_operand, 0);  // the operand whose zero a mutation could drop was mutated
+}
+
 // ---------------------------------------------------------------------------------------------
 // Planted bugs: found within a bounded number of cases, shrunk to <= 3 operands of <= 8 elements
 

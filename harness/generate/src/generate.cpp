@@ -218,6 +218,23 @@ Shape small_shape(ChoiceSource& s) {
   return shape;
 }
 
+/// True when `shape` has at most `cap` elements (none when a length is 0), decided without overflow.
+bool at_most_elements(const Shape& shape, std::int64_t cap) {
+  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;
+  std::int64_t n = 1;
+  for (const std::int64_t length : shape) {
+    if (length > cap / n) return false;  // n · length > cap
+    n *= length;
+  }
+  return true;
+}
+
+/// The most elements a shape mutation may allocate. The generator bounds output × contraction, where
+/// a label counts once; an operand kept empty by one zero length may repeat a long label (the
+/// diagonal `_ c _ _ _` with `_` = 730 and c = 0), and changing or dropping its zero would ask for
+/// 730^4 · 2 values (std::bad_alloc at case 9850357 of `einfuzz fuzz --seed 20261207 --vjp-percent 10`).
+constexpr std::int64_t kMaxMutatedElements = std::int64_t{1} << 20;
+
 void mutate_shape(Case& c, ChoiceSource& s) {
   if (c.inputs.empty()) {
     c.inputs.push_back(generate_values(s, c.dtype, small_shape(s)));
@@ -248,6 +265,12 @@ void mutate_shape(Case& c, ChoiceSource& s) {
         shape.push_back(2);
       }
       break;
+  }
+  // Past the bound: the rank mismatch instead (one more length, 2), without a draw. An empty
+  // operand stays empty; a non-empty one was allocated already, so twice it can be too.
+  if (!at_most_elements(shape, kMaxMutatedElements)) {
+    shape = t.shape();
+    shape.push_back(2);
   }
   t = generate_values(s, c.dtype, shape);
 }
