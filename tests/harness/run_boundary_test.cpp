@@ -141,19 +141,26 @@ TEST(RunBoundary, ABackendThatThrowsIsACrash) {
   EXPECT_NE(out.backends[0].verdict.detail.find("boom"), std::string::npos);
 }
 
+/// A backend that writes `value` into element 3 of its second (2 × 2, f64) input, then answers zeros.
+class Writer final : public Backend {
+ public:
+  explicit Writer(double value) : value_(value) {}
+  std::string_view name() const override { return "writer"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    const_cast<Tensor&>(c.inputs[1]).values<double>()[3] = value_;  // NOLINT: the misbehaviour under test
+    return Tensor(c.dtype, Shape{2, 2});
+  }
+
+ private:
+  double value_;
+  Capabilities caps_;
+};
+
 // A backend that writes to its inputs is `input-modified`; the next backend is compared with the
 // inputs as it received them (the modified ones), so it is not blamed for the first one's write.
 TEST(RunBoundary, OnlyTheBackendThatWritesToItsInputsIsInputModified) {
-  class Writer final : public Backend {
-   public:
-    std::string_view name() const override { return "writer"; }
-    const Capabilities& capabilities() const override { return caps_; }
-    BackendResult run(const Case& c) override {
-      const_cast<Tensor&>(c.inputs[1]).values<double>()[3] = 1.0;  // NOLINT: the misbehaviour under test
-      return Tensor(c.dtype, Shape{2, 2});
-    }
-    Capabilities caps_;
-  } writer;
+  Writer writer(1.0);
   ZeroBackend honest;
   Backend* backends[] = {&honest, &writer, &honest};
   const CaseOutcome out = run_case(matmul_case(2), backends, RunOptions{});
@@ -167,16 +174,7 @@ TEST(RunBoundary, OnlyTheBackendThatWritesToItsInputsIsInputModified) {
 // inputs is the one of the inputs it was given: the reference's broadcast operands, which the
 // oracle otherwise reuses, are of the inputs before the write.
 TEST(RunBoundary, AnAnyOrderBackendAfterAWriterIsJudgedOnTheInputsItWasGiven) {
-  class Writer final : public Backend {
-   public:
-    std::string_view name() const override { return "writer"; }
-    const Capabilities& capabilities() const override { return caps_; }
-    BackendResult run(const Case& c) override {
-      const_cast<Tensor&>(c.inputs[1]).values<double>()[3] = 5.0;  // NOLINT: the misbehaviour under test
-      return Tensor(c.dtype, Shape{2, 2});
-    }
-    Capabilities caps_;
-  } writer;
+  Writer writer(5.0);
   const auto shuffle = make_shuffle_backend(1);
   Case c = matmul_case(2);
   for (Tensor& t : c.inputs) {

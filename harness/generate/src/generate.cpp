@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -218,17 +219,6 @@ Shape small_shape(ChoiceSource& s) {
   return shape;
 }
 
-/// True when `shape` has at most `cap` elements (none when a length is 0), decided without overflow.
-bool at_most_elements(const Shape& shape, std::int64_t cap) {
-  if (std::find(shape.begin(), shape.end(), 0) != shape.end()) return true;
-  std::int64_t n = 1;
-  for (const std::int64_t length : shape) {
-    if (length > cap / n) return false;  // n · length > cap
-    n *= length;
-  }
-  return true;
-}
-
 /// The most elements a shape mutation may allocate. The generator bounds output × contraction, where
 /// a label counts once; an operand kept empty by one zero length may repeat a long label (the
 /// diagonal `_ c _ _ _` with `_` = 730 and c = 0), and changing or dropping its zero would ask for
@@ -268,7 +258,7 @@ void mutate_shape(Case& c, ChoiceSource& s) {
   }
   // Past the bound: the rank mismatch instead (one more length, 2), without a draw. An empty
   // operand stays empty; a non-empty one was allocated already, so twice it can be too.
-  if (!at_most_elements(shape, kMaxMutatedElements)) {
+  if (const std::optional<std::int64_t> count = checked_element_count(shape); !count || *count > kMaxMutatedElements) {
     shape = t.shape();
     shape.push_back(2);
   }
