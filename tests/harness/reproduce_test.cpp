@@ -230,5 +230,33 @@ TEST(CampaignReproduction, AShrunkCaseThatNoLongerFailsIsNotAFinding) {
   std::filesystem::remove_all(dir);
 }
 
+// A 25-minute campaign (seed 20261206) counted 10,003,981 passes for shuffle: the summary printed
+// them against the next column, "100039814525952". Every count stays apart from the next one.
+TEST(CampaignSummary, ColumnsStayApartWhenACountIsWiderThanItsName) {
+  CampaignResult r;
+  r.backends = {"fused", "shuffle"};
+  r.counts.resize(2);
+  r.counts[0][static_cast<std::size_t>(VerdictKind::pass)] = 1616706;
+  r.counts[0][static_cast<std::size_t>(VerdictKind::pass_bitwise)] = 15041666;
+  r.counts[1][static_cast<std::size_t>(VerdictKind::pass)] = 10003981;
+  r.counts[1][static_cast<std::size_t>(VerdictKind::pass_bitwise)] = 4525952;
+  r.counts[1][static_cast<std::size_t>(VerdictKind::indeterminate)] = 123456789012;
+  std::ostringstream summary;
+  write_campaign_summary(r, CampaignOptions{}, summary);
+  std::istringstream lines(summary.str());
+  std::string line;
+  std::vector<std::vector<std::string>> rows;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> row;
+    for (std::string w; words >> w;) row.push_back(w);
+    if (!row.empty() && (row[0] == "backend" || row[0] == "fused" || row[0] == "shuffle")) rows.push_back(row);
+  }
+  ASSERT_EQ(rows.size(), 3u) << summary.str();
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"backend", "pass", "pass(bitwise)", "indeterminate", "groups"}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"fused", "1616706", "15041666", "0", "0"})) << summary.str();
+  EXPECT_EQ(rows[2], (std::vector<std::string>{"shuffle", "10003981", "4525952", "123456789012", "0"})) << summary.str();
+}
+
 }  // namespace
 }  // namespace einfuzz

@@ -76,7 +76,10 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
   out << pad("backend", name_width);
   for (std::size_t k : columns) {
     const std::string name = verdict_name(static_cast<VerdictKind>(k));
-    widths.push_back(std::max<std::size_t>(name.size() + 2, 8));
+    // Wide enough for the name and for every count (a long campaign passes 10^7), two spaces apart.
+    std::size_t width = std::max<std::size_t>(name.size() + 2, 8);
+    for (const auto& row : r.counts) width = std::max(width, std::to_string(row[k]).size() + 2);
+    widths.push_back(width);
     out << pad(name, widths.back());
   }
   out << "groups\n";
