@@ -9,8 +9,10 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/group.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "einfuzz/harness/shrink.hpp"
+#include "shrink_detail.hpp"  // harness/shrink/src
 
 namespace einfuzz {
 namespace {
@@ -187,6 +189,81 @@ TEST(Shrink, CasesDifferingOnlyByNamesSpacingAndOperandOrderShrinkToOneFile) {
     files.insert(case_file_name(r.shrunk));
   }
   EXPECT_EQ(files.size(), 1u);
+}
+
+Case reduce_case(std::string pattern, std::string reduction, Tensor input) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = std::move(pattern);
+  c.reduction = std::move(reduction);
+  c.dtype = input.dtype();
+  c.inputs = {std::move(input)};
+  return c;
+}
+
+/// A spelling-agnostic predicate (as a library that gets the axes, not the text, fails): a min over
+/// every axis of an input holding a NaN and a number.
+bool min_of_nan_and_number(const Case& x) {
+  auto checked = check_case(x, Limits{});
+  if (!checked || x.op != Op::reduce || x.reduction != "min") return false;
+  if (!std::get<CheckedReduce>(*checked).output_shape.empty()) return false;
+  bool nan = false, number = false;
+  for (double v : x.inputs[0].values<double>()) (std::isnan(v) ? nan : number) = true;
+  return nan && number;
+}
+
+// The four spellings the 2026-12-06 campaign (seed 20261206) shrank xtensor's NaN-dropping min to:
+// an anonymous axis, a named one, an ellipsis, both. The failure does not depend on the spelling,
+// so the canonical form names every axis and they become one group (the NaN's place may differ).
+TEST(Shrink, ReduceSpellingsOfOneFailureShrinkToOneGroup) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor pair(Shape{2}, std::vector<double>{nan, 0});
+  const Tensor square(Shape{2, 2}, std::vector<double>{0, 0, nan, 0});
+  const std::vector<Case> variants = {
+      reduce_case("2 ->", "min", pair), reduce_case("x ->", "min", pair),
+      reduce_case("... ->", "min", Tensor(Shape{2, 1}, std::vector<double>{nan, 0})),
+      reduce_case("2 ... ->", "min", square), reduce_case("2 a ->", "min", square),
+      reduce_case("(a 2) ->", "min", Tensor(Shape{4}, std::vector<double>{0, 0, nan, 0}))};
+  std::set<std::string> groups;
+  for (const Case& c : variants) {
+    ASSERT_TRUE(min_of_nan_and_number(c)) << c.pattern;
+    const ShrinkResult r = shrink_case(c, min_of_nan_and_number);
+    EXPECT_EQ(r.shrunk.pattern, "a ->") << c.pattern;
+    EXPECT_EQ(r.shrunk.inputs[0].shape(), Shape{2}) << c.pattern;
+    groups.insert(group_signature(r.shrunk, "xtensor", "mismatch(special: NaN expected)"));
+  }
+  EXPECT_EQ(groups.size(), 1u);
+}
+
+// The plain spelling is a candidate like any other: a failure that needs the anonymous axis or the
+// ellipsis (a backend that parses the text, PROTOCOL's einops notation) keeps it.
+TEST(Shrink, AReduceFailureThatNeedsItsSpellingKeepsIt) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const auto with = [](std::string text) {
+    return [text](const Case& x) { return min_of_nan_and_number(x) && x.pattern.find(text) != std::string::npos; };
+  };
+  const ShrinkResult anonymous = shrink_case(reduce_case("2 ->", "min", Tensor(Shape{2}, std::vector<double>{nan, 0})), with("2"));
+  EXPECT_EQ(anonymous.shrunk.pattern, "2 ->");
+  // An ellipsis keeps its dimension that matters: the last one goes as well as the first.
+  const ShrinkResult dots =
+      shrink_case(reduce_case("... ->", "min", Tensor(Shape{2, 1}, std::vector<double>{nan, 0})), with("..."));
+  EXPECT_EQ(dots.shrunk.pattern, "... ->");
+  EXPECT_EQ(dots.shrunk.inputs[0].shape(), Shape{2}) << write_case(dots.shrunk);
+}
+
+// The plain spelling of an ellipsis on both sides, inside a group and over no dimensions.
+TEST(Shrink, APlainSpellingNamesEveryEllipsisDimensionOnBothSides) {
+  const auto spelled = [](std::string pattern, Shape shape) {
+    const std::int64_t n = element_count(shape);
+    Case c = reduce_case(std::move(pattern), "sum", Tensor(shape, std::vector<double>(static_cast<std::size_t>(n), 1.0)));
+    auto plain = detail::plain_reduce_spelling(c, Limits{});
+    return plain ? plain->pattern : std::string("(none)");
+  };
+  EXPECT_EQ(spelled("b ... -> b ...", Shape{2, 3, 4}), "b a c -> b a c");
+  EXPECT_EQ(spelled("b ... -> (... b)", Shape{2, 3, 4}), "b a c -> (a c b)");
+  EXPECT_EQ(spelled("... 3 -> ...", Shape{2, 3}), "a b -> a");
+  EXPECT_EQ(spelled("b ... -> b (...)", Shape{2}), "b -> b ()");
+  EXPECT_EQ(spelled("a b -> a", Shape{2, 3}), "(none)");
 }
 
 // A test-only backend that resolves a 1-vs-0 broadcast as length 1 (the bug that made the

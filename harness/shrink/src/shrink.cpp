@@ -403,9 +403,21 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
         options.limits);
   }
   // The canonical form last (not a size step: the measure stays), each step checked like any
-  // candidate: operands in canonical order, then names in first-appearance order.
-  for (int step = 0; step < 2; ++step) {
-    Case canonical = step == 0 ? canonical_operand_order(result.shrunk) : canonical_names(result.shrunk);
+  // candidate: operands in canonical order, a reduce's plain spelling (its anonymous axes and
+  // ellipsis dimensions named, kept only when the failure does not depend on the spelling), then
+  // names in first-appearance order.
+  for (int step = 0; step < 3; ++step) {
+    Case canonical = result.shrunk;
+    if (step == 0) {
+      canonical = canonical_operand_order(result.shrunk);
+    } else if (step == 1) {
+      if (result.shrunk.op != Op::reduce) continue;
+      auto plain = detail::plain_reduce_spelling(result.shrunk, options.limits);
+      if (!plain) continue;
+      canonical = std::move(*plain);
+    } else {
+      canonical = canonical_names(result.shrunk);
+    }
     if (write_case(canonical) == write_case(result.shrunk) || out_of_time()) continue;
     ++result.attempts;
     if (still_fails(canonical)) result.shrunk = std::move(canonical);

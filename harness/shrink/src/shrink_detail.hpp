@@ -50,6 +50,11 @@ bool einsum_candidates(const Case& c, const Visit& visit, const Limits& limits);
 /// Candidates of the reduce structure of `c` (which the reference accepts). True when stopped.
 bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits);
 
+/// An accepted reduce `c` spelled plainly: every anonymous axis and ellipsis dimension a name of its
+/// own (the first unused letters), the ellipsis replaced by those names on both sides. The same
+/// axes, input and result; nullopt when `c` has nothing to respell.
+std::optional<Case> plain_reduce_spelling(const Case& c, const Limits& limits);
+
 /// A shorter name for `name`, not in `taken`: the first unused single letter, or nullopt.
 std::optional<std::string> shorter_name(const std::string& name, const std::vector<std::string>& taken);
 

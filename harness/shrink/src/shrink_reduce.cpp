@@ -1,5 +1,6 @@
 // Shrink candidates of an accepted reduce: fewer items, group members, ellipsis dimensions and kept
-// axes, shorter lengths, unwrapped groups, shorter names, fewer supplied lengths.
+// axes, shorter lengths, unwrapped groups, shorter names, fewer supplied lengths; and its plain
+// spelling (names for anonymous axes and ellipsis dimensions), one of the canonical form's steps.
 #include <algorithm>
 
 #include "einfuzz/core/check_reduce.hpp"
@@ -181,11 +182,13 @@ bool item_candidates(const Model& m, const Visit& visit) {
   }
   for (std::size_t i = 0; i < m.left.size(); ++i) {  // one member of a left group or ellipsis
     const RItem& item = m.left[i];
-    if (item.kind == RItem::Kind::ellipsis && !item.members.empty()) {
-      Model s = m;
-      s.left[i].members.erase(s.left[i].members.begin());
-      prune_right(s);
-      if (emit(m, s, visit)) return true;
+    if (item.kind == RItem::Kind::ellipsis) {  // any one of its dimensions, the first first
+      for (std::size_t j = 0; j < item.members.size(); ++j) {
+        Model s = m;
+        s.left[i].members.erase(s.left[i].members.begin() + static_cast<std::ptrdiff_t>(j));
+        prune_right(s);
+        if (emit(m, s, visit)) return true;
+      }
     }
     if (item.kind != RItem::Kind::group || item.members.size() < 2) continue;
     for (std::size_t j = 0; j < item.members.size(); ++j) {
@@ -268,7 +271,78 @@ bool simplification_candidates(const Model& m, const Visit& visit) {
   return false;
 }
 
+/// `m` spelled plainly: every anonymous axis and every ellipsis dimension a name of its own (the
+/// first unused letters), each ellipsis replaced by those names on both sides. The same axes in the
+/// same order, so the same input; nullopt when nothing changes (or the letters run out).
+std::optional<Model> plain_spelling(const Model& m) {
+  std::vector<std::string> taken;
+  for (const RAxis& a : m.axes)
+    if (!a.anonymous && !a.text.empty()) taken.push_back(a.text);
+  Model s = m;
+  bool changed = false;
+  for (RAxis& a : s.axes) {
+    if (!a.anonymous && !a.text.empty()) continue;
+    std::optional<std::string> name;
+    for (const char* letters : {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}) {
+      for (const char* ch = letters; *ch && !name; ++ch) {
+        if (std::find(taken.begin(), taken.end(), std::string(1, *ch)) == taken.end()) name = std::string(1, *ch);
+      }
+    }
+    if (!name) return std::nullopt;
+    taken.push_back(*name);
+    a = RAxis{*name, false, a.length};
+    changed = true;
+  }
+  std::vector<int> dots;  // the left ellipsis's axes, in order
+  std::vector<RItem> left;
+  for (const RItem& item : s.left) {
+    if (item.kind != RItem::Kind::ellipsis) {
+      left.push_back(item);
+      continue;
+    }
+    changed = true;
+    dots = item.members;
+    for (int a : item.members) left.push_back(RItem{RItem::Kind::atom, {a}, {}});
+  }
+  std::vector<RItem> right;
+  for (const RItem& item : s.right) {
+    if (item.kind == RItem::Kind::ellipsis) {
+      for (int a : dots) right.push_back(RItem{RItem::Kind::atom, {a}, {}});
+      continue;
+    }
+    RItem r = item;
+    r.members.clear();
+    for (int a : item.members) {
+      if (a == kEllipsis) {
+        r.members.insert(r.members.end(), dots.begin(), dots.end());
+      } else {
+        r.members.push_back(a);
+      }
+    }
+    // `(...)` over no dimensions is the unit `()`.
+    if (r.kind == RItem::Kind::group && r.members.empty()) r = RItem{RItem::Kind::unit, {}, "()"};
+    right.push_back(std::move(r));
+  }
+  if (!changed) return std::nullopt;
+  s.left = std::move(left);
+  s.right = std::move(right);
+  return s;
+}
+
 }  // namespace
+
+std::optional<Case> plain_reduce_spelling(const Case& c, const Limits& limits) {
+  const auto m = build(c, limits);
+  if (!m) return std::nullopt;
+  const auto plain = plain_spelling(*m);
+  if (!plain) return std::nullopt;
+  std::optional<Case> out;
+  emit(*m, *plain, [&](Case&& candidate) {
+    out = std::move(candidate);
+    return true;
+  });
+  return out;
+}
 
 bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   auto m = build(c, limits);
