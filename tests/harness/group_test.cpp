@@ -2,14 +2,17 @@
 // library in one group, every failure attributed, known divergences in `fuzz` and in `replay`.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "einfuzz/backends/torch.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/group.hpp"
+#include "einfuzz/harness/merge.hpp"
 #include "einfuzz/harness/replay.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "planted_bugs.hpp"
@@ -61,6 +64,14 @@ TEST(Group, TheSignatureNamesFamilyVerdictOpDtypePatternLengthClassesAndSpecials
   c.inputs[0] = Tensor(Shape{1}, std::vector<double>{0x1.8p1023});
   EXPECT_EQ(special_values(c), "near-max");
   EXPECT_EQ(length_classes(c), "(1),(0)");
+}
+
+TEST(Group, ASignaturesKindIsItsFamilyVerdictOpAndDtype) {
+  EXPECT_EQ(signature_kind("xtensor | mismatch(special: NaN expected) | reduce/min | f64 | a -> | (n) | nan"),
+            "xtensor | mismatch(special: NaN expected) | reduce/min | f64");
+  EXPECT_EQ(signature_kind("torch | mismatch(value) | vjp-reduce/prod | f32 | a -> | (n) | none | cotangent none"),
+            "torch | mismatch(value) | vjp-reduce/prod | f32");
+  EXPECT_EQ(signature_kind("a | b | c"), "a | b | c");
 }
 
 TEST(Campaign, EveryFailureBelongsToAGroupOrIsCountedAndNoTwoGroupsShareASignature) {
@@ -132,17 +143,45 @@ TEST(Campaign, AStoredDivergenceIsKnownAndANewGroupIsNot) {
     EXPECT_EQ(f.file, f.known_file);
     EXPECT_NE(f.reproduce.find(f.known_file.string()), std::string::npos) << f.reproduce;
   }
-  // One stored divergence removed: exactly its group is new again.
-  const fs::path removed = first->findings.front().file;
+  // One stored divergence removed: exactly its group is new again. A stored divergence of its kind
+  // (family, verdict, op, dtype) in another pattern stays beside it: the new group names that file,
+  // known groups name none.
+  const Finding& victim = first->findings.front();
+  const fs::path removed = victim.file;
+  ASSERT_EQ(victim.shrunk.pattern, ", ->");  // seed 5's first group: a product of two scalars
+  Case sibling = victim.shrunk;
+  sibling.pattern = "a, -> a";
+  sibling.inputs[0] = Tensor(sibling.dtype, Shape{1});
+  const fs::path sibling_file = o.corpus / "sibling.case.json";
+  ASSERT_EQ(signature_kind(group_signature(sibling, victim.family, victim.verdict)), signature_kind(victim.signature));
+  std::ofstream(sibling_file, std::ios::binary) << write_case(sibling);
   fs::remove(removed);
   auto one_new = run_campaign(o, planted(test::PlantedBug::seeded_accumulator));
   ASSERT_TRUE(one_new.ok());
   ASSERT_EQ(one_new->new_groups(), 1u);
-  for (const Finding& f : one_new->findings) EXPECT_EQ(f.known, f.signature != first->findings.front().signature);
+  for (const Finding& f : one_new->findings) EXPECT_EQ(f.known, f.signature != victim.signature);
+  std::ostringstream summary;
+  write_campaign_summary(*one_new, o, summary);
+  for (const Finding& f : one_new->findings) {
+    if (f.known) {
+      EXPECT_TRUE(f.resembles.empty()) << f.signature;
+      continue;
+    }
+    EXPECT_EQ(f.resembles, std::vector<fs::path>{sibling_file});
+    EXPECT_NE(summary.str().find("    stored divergences of its library, verdict, op and dtype: " + sibling_file.string() + "\n"),
+              std::string::npos)
+        << summary.str();
+  }
   const std::string json = campaign_report_json(*one_new, o);
   EXPECT_NE(json.find("\"groups\": ["), std::string::npos);
   EXPECT_NE(json.find("\"known\": false"), std::string::npos);
-  EXPECT_NE(json.find("\"signature\": \"" + first->findings.front().signature + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"signature\": \"" + victim.signature + "\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"resembles\": [\n        \"" + sibling_file.string() + "\""), std::string::npos) << json;
+  const auto report = dir / "report.json";
+  std::ofstream(report) << json;
+  auto merged = merge_campaign_reports({report}, false);
+  ASSERT_TRUE(merged.ok()) << render(merged.error());
+  for (const Finding& f : merged->result.findings) EXPECT_EQ(f.resembles.empty(), f.known) << f.signature;
   const std::string junit = campaign_report_junit(*one_new);
   EXPECT_EQ(junit.find("<failure"), junit.rfind("<failure"));  // one failing testcase: the new group
   EXPECT_NE(junit.find("tests=\"" + std::to_string(one_new->findings.size()) + "\""), std::string::npos) << junit;

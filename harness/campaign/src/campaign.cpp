@@ -123,6 +123,8 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
     f.known = true;
     f.known_file = *known;
     f.file = *known;
+  } else {
+    f.resembles = shared.known_of_kind(signature_kind(f.signature), 3);
   }
   const std::string spec = backend_index < o.backend_specs.size() ? o.backend_specs[backend_index] : f.backend;
   f.reproduce = reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options});

@@ -19,6 +19,12 @@ std::string fixed(double v, int digits) {
   return buf;
 }
 
+nlohmann::ordered_json resembles_json(const Finding& f) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& p : f.resembles) out.push_back(p.string());
+  return out;
+}
+
 std::string pad(std::string s, std::size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
   return s;
@@ -118,7 +124,12 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
           << f.file.string() << "  (case " << f.case_index << ")";
       if (const std::string note = not_stored_note(f, o); !note.empty()) out << "  " << note;
       out << "\n"
-          << "    group: " << f.signature << "\n"
+          << "    group: " << f.signature << "\n";
+      for (std::size_t i = 0; i < f.resembles.size(); ++i) {
+        out << (i == 0 ? "    stored divergences of its library, verdict, op and dtype: " : ", ")
+            << f.resembles[i].string() << (i + 1 == f.resembles.size() ? "\n" : "");
+      }
+      out
           << (f.first && f.first->gradient_of >= 0
                   ? "    first differing element in the gradient of input " + std::to_string(f.first->gradient_of) + "\n"
                   : std::string())
@@ -203,6 +214,7 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
                            {"case_file", f.file.string()},
                            {"reproduce", f.reproduce},
                            {"known", f.known},
+                           {"resembles", resembles_json(f)},
                            {"case_index", f.case_index},
                            {"shrunk_on", f.backend},
                            {"original_verdict", f.original_verdict},

@@ -10,11 +10,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/group.hpp"
 
 namespace einfuzz::campaign_detail {
 
@@ -136,6 +138,16 @@ class Shared {
     const auto it = known_.find(signature);
     if (it == known_.end()) return std::nullopt;
     return it->second;
+  }
+
+  /// The stored divergences whose signature is of `kind` (signature_kind), at most `most`, in
+  /// signature order (read-only once workers run).
+  std::vector<std::filesystem::path> known_of_kind(std::string_view kind, std::size_t most) const {
+    std::vector<std::filesystem::path> out;
+    for (const auto& [signature, file] : known_) {
+      if (out.size() < most && signature_kind(signature) == kind) out.push_back(file);
+    }
+    return out;
   }
 
   std::vector<Finding> take_new_findings() {

@@ -70,6 +70,11 @@ Result<Finding> read_group(const Json& g, const std::filesystem::path& file) {
   f.file = text_of(g, "case_file");
   if (f.known) f.known_file = f.file;
   f.reproduce = text_of(g, "reproduce");
+  if (g.contains("resembles") && g["resembles"].is_array()) {
+    for (const Json& p : g["resembles"]) {
+      if (p.is_string()) f.resembles.emplace_back(p.get<std::string>());
+    }
+  }
   if (g.contains("backends") && g["backends"].is_array()) {
     for (const Json& b : g["backends"]) {
       if (b.is_string()) f.backends.push_back(b.get<std::string>());

@@ -201,6 +201,15 @@ std::string length_classes(const Case& c) {
   return out;
 }
 
+std::string_view signature_kind(std::string_view signature) {
+  std::size_t at = 0;
+  for (int field = 0; field < 4; ++field) {
+    at = signature.find(" | ", at == 0 ? 0 : at + 3);
+    if (at == std::string_view::npos) return signature;
+  }
+  return signature.substr(0, at);
+}
+
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
   std::string s = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk) + " | " +
                   std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +

@@ -89,6 +89,9 @@ struct Finding {
   std::vector<PreShrinkShare> pre_shrink;  ///< where `count` came from, one entry per pre-shrink signature
   bool known = false;             ///< matches a stored divergence (CampaignOptions::known): not stored
   std::filesystem::path known_file;  ///< that divergence; `reproduce` then names it
+  /// A new group: the stored divergences of its kind (signature_kind: family, verdict, op, dtype),
+  /// at most three, in signature order. Where to start reading it; it stays new.
+  std::vector<std::filesystem::path> resembles;
   VerdictKind kind = VerdictKind::crash;
   std::string verdict;            ///< the shrunk case's verdict, Verdict::label() (ORACLE.md §6)
   std::string original_verdict;   ///< the generated case's verdict label

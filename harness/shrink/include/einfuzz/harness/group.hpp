@@ -39,6 +39,12 @@ std::string length_classes(const Case& c);
 /// variants of one library share their groups.
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label);
 
+/// A group signature's kind: its first four fields, `family | verdict label | op[/reduction] |
+/// dtype` (all of it when it has fewer). Groups of one kind that differ in pattern, lengths or
+/// special values may be one root cause; the campaign names the stored divergences of a new group's
+/// kind beside it, for whoever checks it against the library. Not a match: a new group stays new.
+std::string_view signature_kind(std::string_view signature);
+
 /// The cheap signature of a generated (unshrunk) failure: `backend | verdict label | op[/reduction]
 /// | dtype | the reference's conclusion | whether some input length is 0 | whether NaN and ±Inf
 /// occur`. The campaign shrinks the first failure of each new pre-shrink signature.
