@@ -2,7 +2,6 @@
 // library in one group, every failure attributed, known divergences in `fuzz` and in `replay`.
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>

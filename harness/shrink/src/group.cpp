@@ -12,14 +12,14 @@
 #include "einfuzz/core/parse.hpp"
 
 namespace einfuzz {
-namespace {
 
-/// The i-th canonical name: a … z, A … Z, then a1, a2, … (identifiers that never end with `_`).
-std::string fresh_name(std::size_t i) {
+std::string canonical_name(std::size_t i) {
   if (i < 26) return std::string(1, static_cast<char>('a' + i));
   if (i < 52) return std::string(1, static_cast<char>('A' + (i - 26)));
   return "a" + std::to_string(i - 51);
 }
+
+namespace {
 
 /// Old name → canonical name, assigned in the order names are first looked up.
 class Renamer {
@@ -28,7 +28,7 @@ class Renamer {
   const std::string& operator()(const std::string& name) {
     if (identity_) return name;
     auto it = map_.find(name);
-    if (it == map_.end()) it = map_.emplace(name, fresh_name(map_.size())).first;
+    if (it == map_.end()) it = map_.emplace(name, canonical_name(map_.size())).first;
     return it->second;
   }
 
@@ -202,12 +202,12 @@ std::string length_classes(const Case& c) {
 }
 
 std::string_view signature_kind(std::string_view signature) {
-  std::size_t at = 0;
+  std::size_t end = 0;  // where the fourth field ends: the fourth " | "
   for (int field = 0; field < 4; ++field) {
-    at = signature.find(" | ", at == 0 ? 0 : at + 3);
-    if (at == std::string_view::npos) return signature;
+    end = signature.find(" | ", field == 0 ? 0 : end + 3);
+    if (end == std::string_view::npos) return signature;
   }
-  return signature.substr(0, at);
+  return signature.substr(0, end);
 }
 
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {

@@ -406,18 +406,16 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
   // candidate: operands in canonical order, a reduce's plain spelling (its anonymous axes and
   // ellipsis dimensions named, kept only when the failure does not depend on the spelling), then
   // names in first-appearance order.
+  const auto canonical_step = [&](int step) -> std::optional<Case> {
+    if (step == 0) return canonical_operand_order(result.shrunk);
+    if (step == 2) return canonical_names(result.shrunk);
+    if (result.shrunk.op != Op::reduce) return std::nullopt;
+    return detail::plain_reduce_spelling(result.shrunk, options.limits);
+  };
   for (int step = 0; step < 3; ++step) {
-    Case canonical = result.shrunk;
-    if (step == 0) {
-      canonical = canonical_operand_order(result.shrunk);
-    } else if (step == 1) {
-      if (result.shrunk.op != Op::reduce) continue;
-      auto plain = detail::plain_reduce_spelling(result.shrunk, options.limits);
-      if (!plain) continue;
-      canonical = std::move(*plain);
-    } else {
-      canonical = canonical_names(result.shrunk);
-    }
+    std::optional<Case> step_case = canonical_step(step);
+    if (!step_case) continue;
+    Case& canonical = *step_case;
     if (write_case(canonical) == write_case(result.shrunk) || out_of_time()) continue;
     ++result.attempts;
     if (still_fails(canonical)) result.shrunk = std::move(canonical);

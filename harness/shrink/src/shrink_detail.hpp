@@ -51,8 +51,8 @@ bool einsum_candidates(const Case& c, const Visit& visit, const Limits& limits);
 bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits);
 
 /// An accepted reduce `c` spelled plainly: every anonymous axis and ellipsis dimension a name of its
-/// own (the first unused letters), the ellipsis replaced by those names on both sides. The same
-/// axes, input and result; nullopt when `c` has nothing to respell.
+/// own (the first canonical names not taken), the ellipsis replaced by those names on both sides.
+/// The same axes, input and result; nullopt when `c` has nothing to respell.
 std::optional<Case> plain_reduce_spelling(const Case& c, const Limits& limits);
 
 /// A shorter name for `name`, not in `taken`: the first unused single letter, or nullopt.

@@ -5,6 +5,7 @@
 
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/harness/group.hpp"
 #include "shrink_detail.hpp"
 
 namespace einfuzz::detail {
@@ -272,25 +273,20 @@ bool simplification_candidates(const Model& m, const Visit& visit) {
 }
 
 /// `m` spelled plainly: every anonymous axis and every ellipsis dimension a name of its own (the
-/// first unused letters), each ellipsis replaced by those names on both sides. The same axes in the
-/// same order, so the same input; nullopt when nothing changes (or the letters run out).
+/// first canonical names not taken), each ellipsis replaced by those names on both sides. The same
+/// axes in the same order, so the same input; nullopt when nothing changes.
 std::optional<Model> plain_spelling(const Model& m) {
   std::vector<std::string> taken;
   for (const RAxis& a : m.axes)
     if (!a.anonymous && !a.text.empty()) taken.push_back(a.text);
   Model s = m;
   bool changed = false;
+  std::size_t next = 0;  // the next canonical name to try
   for (RAxis& a : s.axes) {
     if (!a.anonymous && !a.text.empty()) continue;
-    std::optional<std::string> name;
-    for (const char* letters : {"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"}) {
-      for (const char* ch = letters; *ch && !name; ++ch) {
-        if (std::find(taken.begin(), taken.end(), std::string(1, *ch)) == taken.end()) name = std::string(1, *ch);
-      }
-    }
-    if (!name) return std::nullopt;
-    taken.push_back(*name);
-    a = RAxis{*name, false, a.length};
+    std::string name = canonical_name(next++);
+    while (std::find(taken.begin(), taken.end(), name) != taken.end()) name = canonical_name(next++);
+    a = RAxis{name, false, a.length};
     changed = true;
   }
   std::vector<int> dots;  // the left ellipsis's axes, in order

@@ -10,6 +10,10 @@
 
 namespace einfuzz {
 
+/// The i-th canonical name: `a` … `z`, `A` … `Z`, then `a1`, `a2`, … (identifiers that never end
+/// with `_`).
+std::string canonical_name(std::size_t i);
+
 /// `pattern` with its names renamed in first-appearance order (`a` … `z`, `A` … `Z`, then `a1`,
 /// `a2`, …) and canonical spacing (`a b, b -> a`; groups as `(a b)`); anonymous axes, unit axes
 /// and ellipses are kept as written. A pattern the parser rejects keeps its spacing and only its
