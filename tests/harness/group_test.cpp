@@ -176,6 +176,16 @@ TEST(Campaign, AStoredDivergenceIsKnownAndANewGroupIsNot) {
   EXPECT_NE(json.find("\"known\": false"), std::string::npos);
   EXPECT_NE(json.find("\"signature\": \"" + victim.signature + "\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"resembles\": [\n        \"" + sibling_file.string() + "\""), std::string::npos) << json;
+  // The HTML report's new group carries the same hint, and a known group none.
+  const std::string html = campaign_report_html(*one_new, o);
+  const std::string hint = "stored divergences of its library, verdict, op and dtype";
+  EXPECT_EQ(html.find(hint), html.rfind(hint)) << html;
+  const std::size_t hint_at = html.find(hint);
+  ASSERT_NE(hint_at, std::string::npos) << html;
+  EXPECT_NE(html.find(sibling_file.string(), hint_at), std::string::npos) << html;
+  const std::size_t group_at = html.rfind("<div class=\"group", hint_at);  // the group that holds the hint
+  ASSERT_NE(group_at, std::string::npos) << html;
+  EXPECT_EQ(html.find("<span class=\"tag\">", group_at), html.find("<span class=\"tag\">new</span>", group_at)) << html;
   const auto report = dir / "report.json";
   std::ofstream(report) << json;
   auto merged = merge_campaign_reports({report}, false);

@@ -341,6 +341,10 @@ std::string campaign_report_html(const CampaignResult& r, const CampaignOptions&
                {"first seen", "case " + std::to_string(f.case_index) + " (" + f.original_verdict + ")"},
                {f.known ? "stored divergence" : "case file", f.file.string()}};
     if (!f.store_error.empty()) g.facts.emplace_back("not stored", f.store_error);
+    // The summary's hint where to read a new group against (campaign.hpp, Finding::resembles).
+    std::vector<std::string> resembles;
+    for (const auto& file : f.resembles) resembles.push_back(file.string());
+    if (!resembles.empty()) g.facts.emplace_back("stored divergences of its library, verdict, op and dtype", join(resembles));
     g.reproduce = f.reproduce;
     g.minimal = &f.shrunk;
     g.verdict = f.verdict;
