@@ -210,6 +210,9 @@ TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const s
   setup.run.exec = exec;
   setup.run.limits = fuzz_limits();  // every implementation checks against the same ones
   setup.run.shuffle_seed = input_hash(data);
+  // require_reference_admitted judges the ordered reference against the default profile's truth:
+  // computed in the same pass as shuffle's (RunOptions::storage_truth).
+  setup.run.storage_truth = true;
   return setup;
 }
 

@@ -84,7 +84,8 @@ struct TargetSetup {
 };
 
 /// fuzz_einsum_diff and fuzz_reduce_diff: fused with the decoded knobs (tile width, tasks, 2 threads)
-/// and shuffle seeded with input_hash(data) (differential.hpp).
+/// and shuffle seeded with input_hash(data) (differential.hpp); the default profile's einsum truth
+/// computed with shuffle's (RunOptions::storage_truth), for the reference check.
 TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const std::uint8_t> data);
 
 /// Decodes a whole case with values; nullopt when some tensor would exceed kMaxFuzzElements or has

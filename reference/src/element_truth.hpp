@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -56,8 +57,38 @@ class TermTruth {
   /// The truth of one element from its terms (row-major global indices, possibly none) and ŝ*
   /// (its exact value rounded once; NaN / ±Inf for the special classes, +0 when K = 0).
   void compute(std::span<const std::int64_t> terms, std::span<const T* const> factors, ElementTruth& t, T& rounded);
+  /// compute() of the element `first` computed last, under this truth's profile: the term list,
+  /// exact sums and special classes `first` collected do not depend on the profile and are reused;
+  /// only the bound and the certificates are this truth's. `first` has the same format and k; the
+  /// result is the one compute() would give.
+  void compute_again(const TermTruth& first, ElementTruth& t, T& rounded);
 
  private:
+  /// The > 127-bit products of an element, only constructed when one occurs (four GMP integers
+  /// otherwise initialised and cleared per element).
+  struct Wide {
+    ExactAccumulator sum, abs_sum, magnitude;
+    Dyadic max_grow;  ///< max_j P_j over the > 127-bit ones
+  };
+  /// What the pass over an element's terms found, whatever the profile: with finite_terms_ and
+  /// grow_terms_, everything the bound needs.
+  struct Collected {
+    std::int64_t terms = 0;
+    std::unique_ptr<Wide> wide;  ///< a pointer: an empty optional<Wide> still costs a 128-byte clear
+    ExactTerm max_grow{0, 0};    ///< max_j P_j over the others (m = 0: none yet)
+    bool any_wide = false;
+    bool pos_inf = false, neg_inf = false, nan_term = false;
+    bool nan_input = false, zero_times_inf = false;
+    double max_input = 0;        ///< the largest |x| of a finite non-zero factor (§8's input overflow)
+    bool inf_term = false;       ///< some term is ±Inf
+    Dyadic min_shrink;           ///< the least Π min(1,|x|) over the finite factors of an Inf term
+  };
+  /// The pass over one element's terms: finite_terms_, grow_terms_ and collected_.
+  void collect(std::span<const std::int64_t> terms, std::span<const T* const> factors);
+  /// The truth from a pass's findings (this truth's own or another profile's).
+  void finish(const std::vector<ExactTerm>& finite_terms, const std::vector<ExactTerm>& grow_terms,
+              const Collected& found, ElementTruth& t, T& r);
+
   /// What depends on N = K + k − 2 only.
   struct KConstants {
     double gamma = 0;        ///< γ_N' (upper bound; +inf when unbounded)
@@ -82,11 +113,12 @@ class TermTruth {
   /// gets ŝ* for the finite class.
   void compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t, T& rounded);
   /// The few-term element without GMP, for every float format and profile: when the finite terms
-  /// (finite_terms_) and the growth terms (grow_terms_) each span at most 139 bits with their
+  /// and the growth terms each span at most 139 bits with their
   /// carries, S, s and M are 192-bit integers and γ·S fits 192. `input_overflow`: some finite
   /// input lies above the input rounding's Ω (§8). False, with nothing written, when the bound's
   /// parts do not fit (the caller takes the digit accumulators and GMP).
-  bool compute_fixed(const ExactTerm& max_grow, bool input_overflow, KConstants& c, ElementTruth& t);
+  bool compute_fixed(const std::vector<ExactTerm>& finite_terms, const std::vector<ExactTerm>& grow_terms,
+                     const ExactTerm& max_grow, bool input_overflow, KConstants& c, ElementTruth& t);
 
   FormatConstants fc_;
   int k_;
@@ -98,6 +130,7 @@ class TermTruth {
   std::int64_t last_k_ = -1;
   KConstants* last_ = nullptr;
   std::vector<ExactTerm> finite_terms_, grow_terms_;
+  Collected collected_;
   DigitAccumulator positive_, negative_part_, grow_sum_;
 };
 

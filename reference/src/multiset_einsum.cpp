@@ -323,31 +323,29 @@ void TermTruth<T>::profile_element(KConstants& c, const Dyadic& abs_exact, const
 template <class T>
 void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const T* const> factors, ElementTruth& t,
                            T& r) {
+  collect(terms, factors);
+  finish(finite_terms_, grow_terms_, collected_, t, r);
+}
+
+template <class T>
+void TermTruth<T>::compute_again(const TermTruth& first, ElementTruth& t, T& r) {
+  finish(first.finite_terms_, first.grow_terms_, first.collected_, t, r);
+}
+
+template <class T>
+void TermTruth<T>::collect(std::span<const std::int64_t> terms, std::span<const T* const> factors) {
   const int k = k_;
-  const auto K = static_cast<std::int64_t>(terms.size());
-  KConstants& c = constants(K);
-  const double gamma = c.gamma;
-  t.terms = K;
-  t.factors = k;
   // Every finite term as an exact (m, e) pair when its product fits 127 bits (the common case),
-  // else as a Dyadic; then one exact sum per sign in a digit accumulator.
-  std::vector<ExactTerm>& finite_terms = finite_terms_;
-  std::vector<ExactTerm>& grow_terms = grow_terms_;
-  finite_terms.clear();
-  grow_terms.clear();
-  // The rare > 127-bit products, only constructed when one occurs (four GMP integers otherwise
-  // initialised and cleared per element).
-  struct Wide {
-    ExactAccumulator sum, abs_sum, magnitude;
-    Dyadic max_grow;  // max_j P_j over the > 127-bit ones
-  };
-  std::unique_ptr<Wide> wide;  // a pointer: an empty optional<Wide> still costs a 128-byte clear
-  ExactTerm max_grow{0, 0};               // max_j P_j over the others (m = 0: none yet)
-  bool any_wide = false;
-  bool pos_inf = false, neg_inf = false, nan_term = false;
-  // §8: a finite input above the input rounding's Ω could round to ±Inf there.
-  bool input_overflow = false;
-  const double input_omega = profile_ && profile_->rounds_inputs ? profile_->in.omega : 0.0;
+  // else as a Dyadic; finish sums them, one exact sum per sign in a digit accumulator.
+  finite_terms_.clear();
+  grow_terms_.clear();
+  Collected& found = collected_;
+  found.terms = static_cast<std::int64_t>(terms.size());
+  found.wide.reset();
+  found.max_grow = ExactTerm{0, 0};
+  found.any_wide = found.pos_inf = found.neg_inf = found.nan_term = false;
+  found.nan_input = found.zero_times_inf = found.inf_term = false;
+  found.max_input = 0;
   for (const std::int64_t g : terms) {
     const auto at = [&](int m) { return factors[static_cast<std::size_t>(m)][g]; };
     bool has_nan = false, has_inf = false, has_zero = false, negative = false;
@@ -358,54 +356,79 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
       negative ^= std::signbit(x);
       if (std::isinf(x)) { has_inf = true; continue; }
       if (x == 0) { has_zero = true; continue; }
-      if (input_omega != 0 && std::fabs(static_cast<double>(x)) > input_omega) input_overflow = true;
+      // §8: a finite input above the input rounding's Ω could round to ±Inf there (finish
+      // compares the largest with the profile's Ω).
+      found.max_input = std::max(found.max_input, std::fabs(static_cast<double>(x)));
       const Decomposed d = decompose(x);
       product.multiply(d);
       if (std::fabs(x) > T(1)) grow.multiply(d);
     }
     // Every term contributes Π max(1,|x|) over its finite factors to M (§3), zero or not.
     if (grow.wide) {
-      any_wide = true;
-      if (!wide) wide = std::make_unique<Wide>();
+      found.any_wide = true;
+      if (!found.wide) found.wide = std::make_unique<Wide>();
       Dyadic exact_grow(1, 0);
       for (int m = 0; m < k; ++m) {
         const T x = at(m);
         if (std::isfinite(x) && std::fabs(x) > T(1)) exact_grow = exact_grow * Dyadic::of(std::fabs(x));
       }
-      wide->magnitude.add(exact_grow);
-      if (compare(exact_grow, wide->max_grow) > 0) wide->max_grow = exact_grow;
+      found.wide->magnitude.add(exact_grow);
+      if (compare(exact_grow, found.wide->max_grow) > 0) found.wide->max_grow = exact_grow;
     } else {
-      grow_terms.push_back(grow);
-      if (max_grow.m == 0 || term_less(max_grow, grow)) max_grow = grow;
+      grow_terms_.push_back(grow);
+      if (found.max_grow.m == 0 || term_less(found.max_grow, grow)) found.max_grow = grow;
     }
     if (has_nan) {
-      t.nan_input = true;
-      nan_term = true;
+      found.nan_input = true;
+      found.nan_term = true;
     } else if (has_inf && has_zero) {
-      t.zero_times_inf = true;
-      nan_term = true;
+      found.zero_times_inf = true;
+      found.nan_term = true;
     } else if (has_inf) {
-      (negative ? neg_inf : pos_inf) = true;
+      (negative ? found.neg_inf : found.pos_inf) = true;
       Dyadic shrink(1, 0);
       for (int m = 0; m < k; ++m) {
         const T x = at(m);
         if (std::isfinite(x) && std::fabs(x) < T(1)) shrink = shrink * Dyadic::of(std::fabs(x));
       }
-      if (compare(shrink, underflow_floor_) < 0) t.no_inf_underflow = false;
+      if (!found.inf_term || compare(shrink, found.min_shrink) < 0) found.min_shrink = std::move(shrink);
+      found.inf_term = true;
     } else if (!has_zero) {
       if (product.wide) {
-        any_wide = true;
-        if (!wide) wide = std::make_unique<Wide>();
+        found.any_wide = true;
+        if (!found.wide) found.wide = std::make_unique<Wide>();
         Dyadic exact_product(1, 0);  // Dyadic::of keeps each factor's sign
         for (int m = 0; m < k; ++m) exact_product = exact_product * Dyadic::of(at(m));
-        wide->sum.add(exact_product);
-        wide->abs_sum.add(exact_product.abs());
+        found.wide->sum.add(exact_product);
+        found.wide->abs_sum.add(exact_product.abs());
       } else {
         product.negative = negative;
-        finite_terms.push_back(product);
+        finite_terms_.push_back(product);
       }
     }
   }
+}
+
+template <class T>
+void TermTruth<T>::finish(const std::vector<ExactTerm>& finite_terms, const std::vector<ExactTerm>& grow_terms,
+                          const Collected& found, ElementTruth& t, T& r) {
+  const int k = k_;
+  const std::int64_t K = found.terms;
+  KConstants& c = constants(K);
+  const double gamma = c.gamma;
+  t.terms = K;
+  t.factors = k;
+  if (found.nan_input) t.nan_input = true;
+  if (found.zero_times_inf) t.zero_times_inf = true;
+  // §3: the finite factors of an Inf term must not underflow to 0 on any path.
+  if (found.inf_term && compare(found.min_shrink, underflow_floor_) < 0) t.no_inf_underflow = false;
+  const Wide* wide = found.wide.get();
+  const ExactTerm& max_grow = found.max_grow;
+  const bool any_wide = found.any_wide;
+  const bool pos_inf = found.pos_inf, neg_inf = found.neg_inf, nan_term = found.nan_term;
+  // §8: a finite input above the input rounding's Ω could round to ±Inf there.
+  const double input_omega = profile_ && profile_->rounds_inputs ? profile_->in.omega : 0.0;
+  const bool input_overflow = input_omega != 0 && found.max_input > input_omega;
   // Exact sums over a window that covers every term (plus carry headroom inside the accumulator).
   const auto window = [](const std::vector<ExactTerm>& list, long& base, long& bits) {
     long lo = 0, hi = 0;
@@ -431,7 +454,7 @@ void TermTruth<T>::compute(std::span<const std::int64_t> terms, std::span<const 
     compute_single(finite_terms.empty() ? none : finite_terms.front(), grow_terms.empty() ? none : grow_terms.front(),
                    c, t, r);
     single = true;
-  } else if (fixed && compute_fixed(max_grow, input_overflow, c, t)) {
+  } else if (fixed && compute_fixed(finite_terms, grow_terms, max_grow, input_overflow, c, t)) {
     // A few terms (contractions, the 16-bit formats, profiles) in 192-bit integers: no GMP.
   } else {
     long base = 0, bits = 0;
@@ -604,12 +627,13 @@ bool fixed_sum(const std::vector<ExactTerm>& terms, int limit, FixedSum& out) {
 }  // namespace
 
 template <class T>
-bool TermTruth<T>::compute_fixed(const ExactTerm& max_grow, bool input_overflow, KConstants& c, ElementTruth& t) {
+bool TermTruth<T>::compute_fixed(const std::vector<ExactTerm>& finite_terms, const std::vector<ExactTerm>& grow_terms,
+                                 const ExactTerm& max_grow, bool input_overflow, KConstants& c, ElementTruth& t) {
   // 139 bits: γ's and the underflow scale's mantissas have at most 53, and their products with S
   // and M must fit 192.
   constexpr int kLimit = 192 - 53;
   FixedSum sum, grow;
-  if (!fixed_sum(finite_terms_, kLimit, sum) || !fixed_sum(grow_terms_, kLimit, grow)) return false;
+  if (!fixed_sum(finite_terms, kLimit, sum) || !fixed_sum(grow_terms, kLimit, grow)) return false;
   const bool bounded = !std::isinf(c.gamma);
   const bool rounds_inputs = profile_ && profile_->rounds_inputs;  // §8: a second underflow term
   if (bounded && c.gamma != 0 && c.gamma_parts.mantissa == 0) return false;
@@ -689,50 +713,85 @@ template class TermTruth<BFloat16>;
 
 namespace {
 
+/// The truth of a float einsum under each of `bounds` (nullopt: §2), into `out` (one per bound):
+/// each element's terms are walked and summed once, by the first bound's TermTruth, and the others
+/// compute only their bounds from what it collected (TermTruth::compute_again).
 template <class T>
-MultisetEinsum multiset(const CheckedEinsum& e, const BroadcastOperands& broadcast, ExactPath path,
-                        const std::optional<detail::ProfileBound>& profile) {
+void multiset(const CheckedEinsum& e, const BroadcastOperands& broadcast, ExactPath path,
+              std::span<const std::optional<detail::ProfileBound>> bounds, std::span<MultisetEinsum> out) {
   const Shape gshape = detail::global_shape(e);
   const int k = static_cast<int>(e.operands.size());
   std::vector<const T*> factors;
   for (const Tensor& b : broadcast.operands) factors.push_back(b.values<T>().data());
-  detail::TermTruth<T> truth(format_constants<T>(), k, path, profile);
-
-  MultisetEinsum out;
-  out.rounded = Tensor(dtype_of_v<T>, e.output_shape);
-  auto rounded = out.rounded.values<T>();
-  out.elements.resize(static_cast<std::size_t>(e.output_size));
+  // The first truth walks the terms; the others (none, in the common case: no allocation) reuse them.
+  detail::TermTruth<T> first(format_constants<T>(), k, path, bounds[0]);
+  std::vector<detail::TermTruth<T>> others;
+  others.reserve(bounds.size() - 1);
+  for (std::size_t b = 1; b < bounds.size(); ++b) others.emplace_back(format_constants<T>(), k, path, bounds[b]);
+  std::vector<std::span<T>> rounded_others;
+  for (MultisetEinsum& m : out) {
+    m.rounded = Tensor(dtype_of_v<T>, e.output_shape);
+    m.elements.resize(static_cast<std::size_t>(e.output_size));
+    if (&m != &out[0]) rounded_others.push_back(m.rounded.values<T>());
+  }
+  const auto rounded = out[0].rounded.values<T>();
   std::vector<std::int64_t> terms;
   // An empty output has no terms, however long its contraction: the checker bounds output ×
   // contraction only (0 then), so the contraction alone may be 2^35 (fuzz_einsum_diff found it).
   if (e.output_size > 0) terms.reserve(static_cast<std::size_t>(e.contraction_size));
   for (std::int64_t o = 0; o < e.output_size; ++o) {
+    const auto i = static_cast<std::size_t>(o);
     terms.clear();
     detail::for_each_term(e, gshape, o, [&](std::int64_t g) { terms.push_back(g); });
-    truth.compute(terms, factors, out.elements[static_cast<std::size_t>(o)], rounded[static_cast<std::size_t>(o)]);
+    first.compute(terms, factors, out[0].elements[i], rounded[i]);
+    for (std::size_t b = 0; b < others.size(); ++b) {
+      others[b].compute_again(first, out[b + 1].elements[i], rounded_others[b][i]);
+    }
   }
-  return out;
 }
 
-/// The truth of a float einsum under `profile` (its dtype's default: §2) along `path`.
-MultisetEinsum multiset_of(const CheckedEinsum& einsum, const BroadcastOperands& broadcast, ExactPath path,
-                           const PrecisionProfile* profile) {
+/// The truth of a float einsum under each of `profiles` (null: its dtype's default, §2) along
+/// `path`, into `out` (one per profile).
+void multiset_of(const CheckedEinsum& einsum, const BroadcastOperands& broadcast, ExactPath path,
+                 std::span<const PrecisionProfile* const> profiles, std::span<MultisetEinsum> out) {
   if (broadcast.operands.size() != einsum.operands.size() || broadcast.operands.empty() ||
       !is_float(broadcast.operands.front().dtype())) {
     harness_bug("multiset_einsum called on a non-float einsum, or with another einsum's broadcast operands");
   }
+  if (profiles.empty() || profiles.size() != out.size()) harness_bug("multiset_einsum called with no precision profile");
   const DType dtype = broadcast.operands.front().dtype();
-  const std::optional<detail::ProfileBound> bound =
-      profile ? detail::profile_bound(dtype, *profile) : std::optional<detail::ProfileBound>();
-  MultisetEinsum out = visit_dtype(dtype, [&](auto tag) -> MultisetEinsum {
+  std::optional<detail::ProfileBound> one;  // the common case: no vector
+  std::vector<std::optional<detail::ProfileBound>> many;
+  const auto bound_of = [&](const PrecisionProfile* p) {
+    return p ? detail::profile_bound(dtype, *p) : std::optional<detail::ProfileBound>();
+  };
+  if (profiles.size() == 1) {
+    one = bound_of(profiles[0]);
+  } else {
+    for (const PrecisionProfile* p : profiles) many.push_back(bound_of(p));
+  }
+  const std::span<const std::optional<detail::ProfileBound>> bounds =
+      profiles.size() == 1 ? std::span<const std::optional<detail::ProfileBound>>(&one, 1)
+                           : std::span<const std::optional<detail::ProfileBound>>(many);
+  visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_type_v<T>) {
-      return multiset<T>(einsum, broadcast, path, bound);
+      multiset<T>(einsum, broadcast, path, bounds, out);
     } else {
       harness_bug("multiset_einsum called on a non-float einsum");
     }
   });
-  if (bound) out.profile = *profile;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (bounds[i]) out[i].profile = *profiles[i];
+  }
+}
+
+/// multiset_of under one profile.
+MultisetEinsum multiset_of(const CheckedEinsum& einsum, const BroadcastOperands& broadcast, ExactPath path,
+                           const PrecisionProfile* profile) {
+  MultisetEinsum out;
+  multiset_of(einsum, broadcast, path, std::span<const PrecisionProfile* const>(&profile, 1),
+              std::span<MultisetEinsum>(&out, 1));
   return out;
 }
 
@@ -769,6 +828,15 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, const BroadcastOpera
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast,
                                const PrecisionProfile& profile) {
   return multiset_of(einsum, broadcast, ExactPath::fixed, &profile);
+}
+
+std::vector<MultisetEinsum> multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast,
+                                            std::span<const PrecisionProfile> profiles, ExactPath path) {
+  std::vector<const PrecisionProfile*> pointers;
+  for (const PrecisionProfile& p : profiles) pointers.push_back(&p);
+  std::vector<MultisetEinsum> out(profiles.size());
+  multiset_of(einsum, broadcast, path, pointers, out);
+  return out;
 }
 
 }  // namespace einfuzz::reference

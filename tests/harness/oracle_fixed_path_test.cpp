@@ -234,6 +234,62 @@ RC_GTEST_PROP(OracleFixedPath, TruthsAndVerdictsEqualTheGeneralPathBF16, ()) {
   both_paths_agree<BFloat16>(*rc::gen::arbitrary<std::uint64_t>(), false);  // VJPs are f32/f64 (ORACLE §7)
 }
 
+/// multiset_einsum under several profiles at once (one walk over each element's terms, a bound per
+/// profile: TermTruth::compute_again) against each profile's multiset_einsum alone: the same truths,
+/// field for field, the same ŝ* and the same profile, along both exact paths. The list mixes the
+/// dtype's default with drawn §8 profiles in any order (TF32 input rounding, whose Ω and underflow
+/// floor differ from the first profile's), repeats included.
+template <class T>
+void shared_profiles_agree(std::uint64_t seed) {
+  Rng rng(seed);
+  const Pattern& p = patterns()[rng.below(patterns().size())];
+  const auto checked = check_einsum(p.text, p.shapes);
+  RC_ASSERT(checked.ok());
+  std::vector<Tensor> x;
+  for (const Shape& s : p.shapes) {
+    Tensor t(dtype_of_v<T>, s);
+    for (T& v : t.values<T>()) v = draw<T>(rng);
+    x.push_back(std::move(t));
+  }
+  std::vector<PrecisionProfile> profiles;
+  const auto n = static_cast<std::size_t>(rng.between(2, 4));
+  while (profiles.size() < n) profiles.push_back(draw_profile<T>(rng).value_or(storage_profile(dtype_of_v<T>)));
+  const ExactPath path = rng.chance(1, 4) ? ExactPath::general : ExactPath::fixed;
+  const std::vector<MultisetEinsum> shared =
+      reference::multiset_einsum(*checked, reference::broadcast_einsum(*checked, x), profiles, path);
+  RC_ASSERT(shared.size() == profiles.size());
+  bool profiles_differ = false;
+  for (std::size_t i = 0; i < profiles.size(); ++i) {
+    profiles_differ |= !(profiles[i] == profiles[0]);
+    const std::string where = std::string(p.text) + " seed " + std::to_string(seed) + " profile " + std::to_string(i);
+    const MultisetEinsum alone = reference::multiset_einsum(*checked, x, profiles[i], path);
+    RC_ASSERT(shared[i].profile == alone.profile);
+    RC_ASSERT(shared[i].elements.size() == alone.elements.size());
+    const auto sr = shared[i].rounded.template values<T>(), ar = alone.rounded.template values<T>();
+    for (std::size_t e = 0; e < alone.elements.size(); ++e) {
+      expect_same_truth(shared[i].elements[e], alone.elements[e], where + " element " + std::to_string(e));
+      RC_ASSERT(same_bits(sr[e], ar[e]));
+    }
+  }
+  RC_CLASSIFY(profiles_differ, "profiles differ");
+}
+
+RC_GTEST_PROP(OracleSharedProfiles, SeveralProfilesAtOnceEqualEachAloneF32, ()) {
+  shared_profiles_agree<float>(*rc::gen::arbitrary<std::uint64_t>());
+}
+
+RC_GTEST_PROP(OracleSharedProfiles, SeveralProfilesAtOnceEqualEachAloneF64, ()) {
+  shared_profiles_agree<double>(*rc::gen::arbitrary<std::uint64_t>());
+}
+
+RC_GTEST_PROP(OracleSharedProfiles, SeveralProfilesAtOnceEqualEachAloneF16, ()) {
+  shared_profiles_agree<Float16>(*rc::gen::arbitrary<std::uint64_t>());
+}
+
+RC_GTEST_PROP(OracleSharedProfiles, SeveralProfilesAtOnceEqualEachAloneBF16, ()) {
+  shared_profiles_agree<BFloat16>(*rc::gen::arbitrary<std::uint64_t>());
+}
+
 /// sum and mean reductions, both paths, with and without a profile: the same truths and verdicts
 /// (the fixed path sums the fibre in 192-bit integers when its window allows).
 template <class T>

@@ -373,6 +373,43 @@ TEST(OracleProfile, SeveralProfilesOnOneCaseEachGetTheirOwnTruth) {
   EXPECT_EQ(out.backends[2].verdict.kind, VerdictKind::pass);
   EXPECT_TRUE(out.multiset.has_value());
   EXPECT_EQ(out.profiled_multiset.size(), 2u);
+  // In-process backends: each truth is computed once its backend has answered, none ahead.
+  EXPECT_TRUE(out.einsum_profiles.empty());
+}
+
+TEST(OracleProfile, TheDefaultProfilesTruthComesWithAnotherOnlyWhenAsked) {
+  // fuzz_einsum_diff judges the ordered reference against the default profile's truth while its
+  // shuffle is judged under another (RunOptions::storage_truth); a campaign does not pay for it.
+  const Case c = ones_case(DType::f16, 3000, false);
+  ProfiledFixed wide(Tensor(Shape{}, std::vector<Float16>{Float16(2048.0f)}), DType::f16, {DType::f32, InputRounding::none});
+  Backend* list[] = {&wide};
+  const CaseOutcome plain = run_case(c, list, {});
+  EXPECT_FALSE(plain.multiset.has_value());
+  ASSERT_EQ(plain.profiled_multiset.size(), 1u);
+  RunOptions asked;
+  asked.storage_truth = true;
+  const CaseOutcome both = run_case(c, list, asked);
+  EXPECT_EQ(both.einsum_profiles,
+            (std::vector<PrecisionProfile>{{DType::f32, InputRounding::none}, storage_profile(DType::f16)}));
+  ASSERT_TRUE(both.multiset.has_value());
+  ASSERT_EQ(both.profiled_multiset.size(), 1u);
+  EXPECT_EQ(both.backends[0].verdict.kind, plain.backends[0].verdict.kind);
+  EXPECT_EQ(both.backends[0].verdict.kind, VerdictKind::mismatch_value);
+  // The same truths as each computed alone: 2048 = the ordered f16 fold, admitted by the default
+  // profile's bound and not by the f32 accumulator's.
+  const auto checked = check_case(c, {});
+  ASSERT_TRUE(checked.ok());
+  const CheckedEinsum& e = std::get<CheckedEinsum>(*checked);
+  const reference::MultisetEinsum alone = reference::multiset_einsum(e, c.inputs);
+  ASSERT_EQ(both.multiset->elements.size(), 1u);
+  EXPECT_EQ(compare(both.multiset->elements[0].exact, alone.elements[0].exact), 0);
+  EXPECT_EQ(compare(both.multiset->elements[0].scaled_bound, alone.elements[0].scaled_bound), 0);
+  EXPECT_EQ(compare(both.profiled_multiset[0].second.elements[0].scaled_bound,
+                    plain.profiled_multiset[0].second.elements[0].scaled_bound),
+            0);
+  const Tensor ordered = both.expected.value();
+  EXPECT_EQ(judge_any_order(*both.multiset, ordered, {}).kind, VerdictKind::pass);
+  EXPECT_EQ(judge_any_order(both.profiled_multiset[0].second, ordered, {}).kind, VerdictKind::mismatch_value);
 }
 
 TEST(OracleProfile, ShuffleDeclaresItsProfilesFromTheSeed) {

@@ -112,21 +112,44 @@ Verdict naming_profile(Verdict v, const Case& c, const Backend& backend, const R
   return v;
 }
 
+/// The einsum truth under `p` that `out` holds already, else null.
+const reference::MultisetEinsum* held_einsum_truth(const CaseOutcome& out, const Case& c, const PrecisionProfile& p) {
+  if (is_storage_profile(c.dtype, p)) return out.multiset ? &*out.multiset : nullptr;
+  for (const auto& [q, truth] : out.profiled_multiset) {
+    if (q == p) return &truth;
+  }
+  return nullptr;
+}
+
 /// The memoised multiset truth of a checked einsum (or reduce) under `p`: one per distinct profile.
+/// An einsum's first one is computed together with every other profile of out.einsum_profiles.
 const reference::MultisetEinsum& einsum_truth(CaseOutcome& out, const CheckedEinsum& e, const Case& c,
                                               const PrecisionProfile& p) {
-  if (is_storage_profile(c.dtype, p)) {
-    if (!out.multiset) {
-      out.multiset = out.broadcast ? reference::multiset_einsum(e, *out.broadcast) : reference::multiset_einsum(e, c.inputs);
+  if (const reference::MultisetEinsum* held = held_einsum_truth(out, c, p)) return *held;
+  if (out.einsum_profiles.size() < 2) {  // one any-order backend (or profile): nothing to share
+    const bool storage = is_storage_profile(c.dtype, p);
+    reference::MultisetEinsum truth = !out.broadcast ? reference::multiset_einsum(e, c.inputs, p)
+                                      : storage      ? reference::multiset_einsum(e, *out.broadcast)
+                                                     : reference::multiset_einsum(e, *out.broadcast, p);
+    if (storage) return out.multiset.emplace(std::move(truth));
+    return out.profiled_multiset.emplace_back(p, std::move(truth)).second;
+  }
+  std::vector<PrecisionProfile> batch{p};
+  for (const PrecisionProfile& q : out.einsum_profiles) {
+    if (!held_einsum_truth(out, c, q) && std::find(batch.begin(), batch.end(), q) == batch.end()) batch.push_back(q);
+  }
+  std::optional<reference::BroadcastOperands> own;  // the inputs again, when a backend wrote to them
+  const reference::BroadcastOperands& broadcast =
+      out.broadcast ? *out.broadcast : own.emplace(reference::broadcast_einsum(e, c.inputs));
+  std::vector<reference::MultisetEinsum> truths = reference::multiset_einsum(e, broadcast, batch);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (is_storage_profile(c.dtype, batch[i])) {
+      out.multiset = std::move(truths[i]);
+    } else {
+      out.profiled_multiset.emplace_back(batch[i], std::move(truths[i]));
     }
-    return *out.multiset;
   }
-  for (const auto& [q, truth] : out.profiled_multiset) {
-    if (q == p) return truth;
-  }
-  return out.profiled_multiset
-      .emplace_back(p, out.broadcast ? reference::multiset_einsum(e, *out.broadcast, p) : reference::multiset_einsum(e, c.inputs, p))
-      .second;
+  return *held_einsum_truth(out, c, p);
 }
 
 const reference::MultisetReduce& reduce_truth(CaseOutcome& out, const CheckedReduce& r, const Case& c,
@@ -312,6 +335,26 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     }
     if (c.is_vjp()) out.expected_gradients = evaluate_reference_vjp(*checked, c.inputs, *c.cotangent);
     out.checked = std::shared_ptr<const CheckedCase>(shared, &*checked);  // aliasing: shares the memo's
+    if (out.broadcast) {
+      // A forward float einsum: the profiles whose truths are certainly wanted, computed together at
+      // the first need. The concurrent backends' (prepare_multiset computes them now anyway) and,
+      // under storage_truth, the in-process any-order backends' and the default one; an in-process
+      // backend's alone waits until it has answered (it may not: unsupported, a crash).
+      const auto want = [&](const PrecisionProfile& p) {
+        if (is_valid_profile(c.dtype, p) &&
+            std::find(out.einsum_profiles.begin(), out.einsum_profiles.end(), p) == out.einsum_profiles.end()) {
+          out.einsum_profiles.push_back(p);
+        }
+      };
+      for (std::size_t i = 0; i < backends.size(); ++i) {
+        if (submitted[i] && judged_as[i].semantics != Semantics::ordered) want(judged_as[i].profile);
+        if (options.storage_truth && !backends[i]->concurrent() &&
+            backends[i]->capabilities().semantics != Semantics::ordered && backends[i]->supports(c)) {
+          want(judged_profile(c, *backends[i], options));
+        }
+      }
+      if (options.storage_truth && !out.einsum_profiles.empty()) want(storage_profile(c.dtype));
+    }
     for (std::size_t i = 0; i < backends.size(); ++i) {
       if (submitted[i]) prepare_multiset(out, c, judged_as[i].semantics, judged_as[i].nan_profile, judged_as[i].profile);
     }

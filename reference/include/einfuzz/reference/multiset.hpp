@@ -92,6 +92,12 @@ MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tens
 /// The same under a precision `profile`.
 MultisetEinsum multiset_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs,
                                const PrecisionProfile& profile, ExactPath path);
+/// The truths under several precision `profiles` at once (result i: multiset_einsum(einsum,
+/// broadcast, profiles[i]) along `path`): each element's terms are walked and summed exactly once,
+/// and only the bounds are computed per profile (ORACLE §2 for a dtype's default, §8 otherwise).
+std::vector<MultisetEinsum> multiset_einsum(const CheckedEinsum& einsum, const BroadcastOperands& broadcast,
+                                            std::span<const PrecisionProfile> profiles,
+                                            ExactPath path = ExactPath::fixed);
 
 /// What any correct min/max must return for one fibre, per NaN profile (ORACLE.md §4–§5).
 struct ExtremeTruth {

@@ -38,6 +38,10 @@ struct RunOptions {
   /// The backends (by name) `profile` applies to; empty: every any-order backend. A stored
   /// profile surprise (`origin.profile`) is judged so on its recorded backends only.
   std::vector<std::string> profile_backends;
+  /// A forward float einsum's truth under the dtype's default profile (CaseOutcome::multiset) is
+  /// computed whenever another profile's is, even with no backend judged under it: the differential
+  /// fuzz targets judge the ordered reference against it. One pass over the terms serves both.
+  bool storage_truth = false;
 };
 
 /// `invalidArgument` naming `--profile` when `profile` is not a valid precision profile for the
@@ -85,6 +89,11 @@ struct CaseOutcome {
   /// dtype's default profile's.
   std::vector<std::pair<PrecisionProfile, reference::MultisetEinsum>> profiled_multiset;
   std::vector<std::pair<PrecisionProfile, reference::MultisetReduce>> profiled_multiset_reduce;
+  /// A forward float einsum: the profiles whose truths are certainly wanted (the concurrent
+  /// any-order backends'; under RunOptions::storage_truth also the in-process ones' and the default
+  /// one). The first einsum truth run_case needs is computed with all of them at once: the terms
+  /// are walked and summed once, the bounds per profile.
+  std::vector<PrecisionProfile> einsum_profiles;
   std::vector<BackendOutcome> backends;
   /// `expect` in the case disagrees with the reference's conclusion (a stale or wrong case file).
   std::optional<std::string> expect_failure;
