@@ -120,6 +120,18 @@ T draw(Rng& rng) {
   }
 }
 
+/// Inputs of T for pattern `p`, every value drawn.
+template <class T>
+std::vector<Tensor> draw_inputs(const Pattern& p, Rng& rng) {
+  std::vector<Tensor> x;
+  for (const Shape& s : p.shapes) {
+    Tensor t(dtype_of_v<T>, s);
+    for (T& v : t.values<T>()) v = draw<T>(rng);
+    x.push_back(std::move(t));
+  }
+  return x;
+}
+
 /// Results to judge near ŝ* (0–3 ulps either side, its negation, ±0) or anywhere (another draw).
 template <class T>
 T candidate(Rng& rng, T rounded) {
@@ -175,12 +187,7 @@ void both_paths_agree(std::uint64_t seed, bool vjp) {
   const Pattern& p = patterns()[rng.below(patterns().size())];
   const auto checked = check_einsum(p.text, p.shapes);
   RC_ASSERT(checked.ok());
-  std::vector<Tensor> x;
-  for (const Shape& s : p.shapes) {
-    Tensor t(dtype_of_v<T>, s);
-    for (T& v : t.values<T>()) v = draw<T>(rng);
-    x.push_back(std::move(t));
-  }
+  const std::vector<Tensor> x = draw_inputs<T>(p, rng);
   const std::string where = std::string(p.text) + (vjp ? " (vjp)" : "") + " seed " + std::to_string(seed);
   std::vector<std::pair<MultisetEinsum, MultisetEinsum>> truths;
   bool profiled = false, tf32 = false;
@@ -245,12 +252,7 @@ void shared_profiles_agree(std::uint64_t seed) {
   const Pattern& p = patterns()[rng.below(patterns().size())];
   const auto checked = check_einsum(p.text, p.shapes);
   RC_ASSERT(checked.ok());
-  std::vector<Tensor> x;
-  for (const Shape& s : p.shapes) {
-    Tensor t(dtype_of_v<T>, s);
-    for (T& v : t.values<T>()) v = draw<T>(rng);
-    x.push_back(std::move(t));
-  }
+  const std::vector<Tensor> x = draw_inputs<T>(p, rng);
   std::vector<PrecisionProfile> profiles;
   const auto n = static_cast<std::size_t>(rng.between(2, 4));
   while (profiles.size() < n) profiles.push_back(draw_profile<T>(rng).value_or(storage_profile(dtype_of_v<T>)));
