@@ -223,7 +223,10 @@ TEST(Shrink, ReduceSpellingsOfOneFailureShrinkToOneGroup) {
       reduce_case("2 ->", "min", pair), reduce_case("x ->", "min", pair),
       reduce_case("... ->", "min", Tensor(Shape{2, 1}, std::vector<double>{nan, 0})),
       reduce_case("2 ... ->", "min", square), reduce_case("2 a ->", "min", square),
-      reduce_case("(a 2) ->", "min", Tensor(Shape{4}, std::vector<double>{0, 0, nan, 0}))};
+      reduce_case("(a 2) ->", "min", Tensor(Shape{4}, std::vector<double>{0, 0, nan, 0})),
+      // 2026-12-06, seed 20261210: a group of anonymous axes with the NaN in its last row. Named, the
+      // group needs its lengths supplied, and only then shrinks (a slice from the end).
+      reduce_case("(2 2) ... ->", "min", Tensor(Shape{4, 2}, std::vector<double>{0, 0, 0, 0, 0, 0, nan, 0}))};
   std::set<std::string> groups;
   for (const Case& c : variants) {
     ASSERT_TRUE(min_of_nan_and_number(c)) << c.pattern;

@@ -380,28 +380,33 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
     return options.max_seconds > 0 &&
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() >= options.max_seconds;
   };
-  bool progress = true;
-  while (progress && result.attempts < options.max_attempts) {
-    progress = false;
-    const Case current = result.shrunk;
-    const auto current_size = measure(current);
-    for_each_shrink_candidate(
-        current,
-        [&](Case&& candidate) {
-      if (!(measure(candidate) < current_size)) return false;
-      if (result.attempts >= options.max_attempts || out_of_time()) {
-        result.exhausted = true;
-        return true;
-      }
-      ++result.attempts;
-      if (!still_fails(candidate)) return false;
-      result.shrunk = std::move(candidate);
-      ++result.steps;
-      progress = true;
-      return true;  // restart from the smaller case
-        },
-        options.limits);
-  }
+  // Size steps until none is accepted: each candidate smaller by the measure, the first that
+  // still fails taken, and the search restarted from it.
+  const auto shrink_steps = [&] {
+    bool progress = true;
+    while (progress && result.attempts < options.max_attempts) {
+      progress = false;
+      const Case current = result.shrunk;
+      const auto current_size = measure(current);
+      for_each_shrink_candidate(
+          current,
+          [&](Case&& candidate) {
+            if (!(measure(candidate) < current_size)) return false;
+            if (result.attempts >= options.max_attempts || out_of_time()) {
+              result.exhausted = true;
+              return true;
+            }
+            ++result.attempts;
+            if (!still_fails(candidate)) return false;
+            result.shrunk = std::move(candidate);
+            ++result.steps;
+            progress = true;
+            return true;  // restart from the smaller case
+          },
+          options.limits);
+    }
+  };
+  shrink_steps();
   // The canonical form last (not a size step: the measure stays), each step checked like any
   // candidate: operands in canonical order, a reduce's plain spelling (its anonymous axes and
   // ellipsis dimensions named, kept only when the failure does not depend on the spelling), then
@@ -412,13 +417,24 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
     if (result.shrunk.op != Op::reduce) return std::nullopt;
     return detail::plain_reduce_spelling(result.shrunk, options.limits);
   };
-  for (int step = 0; step < 3; ++step) {
-    std::optional<Case> step_case = canonical_step(step);
-    if (!step_case) continue;
-    Case& canonical = *step_case;
-    if (write_case(canonical) == write_case(result.shrunk) || out_of_time()) continue;
-    ++result.attempts;
-    if (still_fails(canonical)) result.shrunk = std::move(canonical);
+  // A plain spelling opens size steps the spelling closed (a named axis shrinks to a slice from its
+  // end, an anonymous one of length 2 does not; `(2 2)` only splits once named): after one is kept,
+  // the size steps run again, then the canonical steps once more.
+  for (int round = 0; round < 2; ++round) {
+    bool respelled = false;
+    for (int step = 0; step < 3; ++step) {
+      std::optional<Case> step_case = canonical_step(step);
+      if (!step_case) continue;
+      Case& canonical = *step_case;
+      if (write_case(canonical) == write_case(result.shrunk) || out_of_time()) continue;
+      ++result.attempts;
+      if (still_fails(canonical)) {
+        result.shrunk = std::move(canonical);
+        respelled = respelled || step == 1;
+      }
+    }
+    if (!respelled) break;
+    shrink_steps();
   }
   return result;
 }

@@ -282,10 +282,18 @@ std::optional<Model> plain_spelling(const Model& m) {
   Model s = m;
   bool changed = false;
   std::size_t next = 0;  // the next canonical name to try
-  for (RAxis& a : s.axes) {
+  for (std::size_t i = 0; i < s.axes.size(); ++i) {
+    RAxis& a = s.axes[i];
     if (!a.anonymous && !a.text.empty()) continue;
     std::string name = canonical_name(next++);
     while (std::find(taken.begin(), taken.end(), name) != taken.end()) name = canonical_name(next++);
+    // An anonymous member of a left group gave its length; named, it must be supplied (`(2 2)` is
+    // `(a b)` with a = 2, b = 2), or the checker cannot split the dimension.
+    const int id = static_cast<int>(i);
+    const bool grouped = a.anonymous && std::any_of(s.left.begin(), s.left.end(), [&](const RItem& item) {
+      return item.kind == RItem::Kind::group && std::find(item.members.begin(), item.members.end(), id) != item.members.end();
+    });
+    if (grouped) s.supplied.push_back(id);
     a = RAxis{name, false, a.length};
     changed = true;
   }
