@@ -113,8 +113,8 @@ class TermTruth {
   /// gets ŝ* for the finite class.
   void compute_single(const ExactTerm& term, const ExactTerm& grow, KConstants& c, ElementTruth& t, T& rounded);
   /// The few-term element without GMP, for every float format and profile: when the finite terms
-  /// and the growth terms each span at most 139 bits with their
-  /// carries, S, s and M are 192-bit integers and γ·S fits 192. `input_overflow`: some finite
+  /// and the growth terms each span at most 139 bits with their carries, S, s and M are 192-bit
+  /// integers and γ·S fits 192. `input_overflow`: some finite
   /// input lies above the input rounding's Ω (§8). False, with nothing written, when the bound's
   /// parts do not fit (the caller takes the digit accumulators and GMP).
   bool compute_fixed(const std::vector<ExactTerm>& finite_terms, const std::vector<ExactTerm>& grow_terms,

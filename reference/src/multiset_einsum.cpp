@@ -758,21 +758,15 @@ void multiset_of(const CheckedEinsum& einsum, const BroadcastOperands& broadcast
       !is_float(broadcast.operands.front().dtype())) {
     harness_bug("multiset_einsum called on a non-float einsum, or with another einsum's broadcast operands");
   }
-  if (profiles.empty() || profiles.size() != out.size()) harness_bug("multiset_einsum called with no precision profile");
-  const DType dtype = broadcast.operands.front().dtype();
-  std::optional<detail::ProfileBound> one;  // the common case: no vector
-  std::vector<std::optional<detail::ProfileBound>> many;
-  const auto bound_of = [&](const PrecisionProfile* p) {
-    return p ? detail::profile_bound(dtype, *p) : std::optional<detail::ProfileBound>();
-  };
-  if (profiles.size() == 1) {
-    one = bound_of(profiles[0]);
-  } else {
-    for (const PrecisionProfile* p : profiles) many.push_back(bound_of(p));
+  if (profiles.empty() || profiles.size() != out.size()) {
+    harness_bug("multiset_einsum called with no precision profile, or not one result per profile");
   }
-  const std::span<const std::optional<detail::ProfileBound>> bounds =
-      profiles.size() == 1 ? std::span<const std::optional<detail::ProfileBound>>(&one, 1)
-                           : std::span<const std::optional<detail::ProfileBound>>(many);
+  const DType dtype = broadcast.operands.front().dtype();
+  std::vector<std::optional<detail::ProfileBound>> bounds;
+  bounds.reserve(profiles.size());
+  for (const PrecisionProfile* p : profiles) {
+    bounds.push_back(p ? detail::profile_bound(dtype, *p) : std::optional<detail::ProfileBound>());
+  }
   visit_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (is_float_type_v<T>) {

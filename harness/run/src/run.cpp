@@ -121,18 +121,22 @@ const reference::MultisetEinsum* held_einsum_truth(const CaseOutcome& out, const
   return nullptr;
 }
 
+/// `truth`, the einsum truth under `p`, kept in `out` (the default profile's as `multiset`).
+const reference::MultisetEinsum& hold_einsum_truth(CaseOutcome& out, const Case& c, const PrecisionProfile& p,
+                                                   reference::MultisetEinsum truth) {
+  if (is_storage_profile(c.dtype, p)) return out.multiset.emplace(std::move(truth));
+  return out.profiled_multiset.emplace_back(p, std::move(truth)).second;
+}
+
 /// The memoised multiset truth of a checked einsum (or reduce) under `p`: one per distinct profile.
 /// An einsum's first one is computed together with every other profile of out.einsum_profiles.
 const reference::MultisetEinsum& einsum_truth(CaseOutcome& out, const CheckedEinsum& e, const Case& c,
                                               const PrecisionProfile& p) {
   if (const reference::MultisetEinsum* held = held_einsum_truth(out, c, p)) return *held;
   if (out.einsum_profiles.size() < 2) {  // one any-order backend (or profile): nothing to share
-    const bool storage = is_storage_profile(c.dtype, p);
-    reference::MultisetEinsum truth = !out.broadcast ? reference::multiset_einsum(e, c.inputs, p)
-                                      : storage      ? reference::multiset_einsum(e, *out.broadcast)
-                                                     : reference::multiset_einsum(e, *out.broadcast, p);
-    if (storage) return out.multiset.emplace(std::move(truth));
-    return out.profiled_multiset.emplace_back(p, std::move(truth)).second;
+    return hold_einsum_truth(out, c, p,
+                             out.broadcast ? reference::multiset_einsum(e, *out.broadcast, p)
+                                           : reference::multiset_einsum(e, c.inputs, p));
   }
   std::vector<PrecisionProfile> batch{p};
   for (const PrecisionProfile& q : out.einsum_profiles) {
@@ -142,13 +146,7 @@ const reference::MultisetEinsum& einsum_truth(CaseOutcome& out, const CheckedEin
   const reference::BroadcastOperands& broadcast =
       out.broadcast ? *out.broadcast : own.emplace(reference::broadcast_einsum(e, c.inputs));
   std::vector<reference::MultisetEinsum> truths = reference::multiset_einsum(e, broadcast, batch);
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (is_storage_profile(c.dtype, batch[i])) {
-      out.multiset = std::move(truths[i]);
-    } else {
-      out.profiled_multiset.emplace_back(batch[i], std::move(truths[i]));
-    }
-  }
+  for (std::size_t i = 0; i < batch.size(); ++i) hold_einsum_truth(out, c, batch[i], std::move(truths[i]));
   return *held_einsum_truth(out, c, p);
 }
 
