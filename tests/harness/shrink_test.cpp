@@ -163,6 +163,32 @@ TEST(Shrink, RejectedCasesShrinkTheirInputsAndText) {
     for (double v : t.values<double>()) EXPECT_EQ(v, 0.0);
 }
 
+// A rejected einsum drops a label with the dimension it names (either alone is another rejection),
+// and an empty tensor's other lengths shrink although its element count cannot: numpy's unchecked
+// repeated label met as `a b a b b a -> b a` on [0, 2, 1, 2, 2, 1] and as `a a -> a` on [0, 4]
+// (the 2026-12-06 seed-20261213 run) is `a a -> a` on [0, 1] either way. Without the label step
+// the first stays at rank 6; without the lengths in the size order the second stays at [0, 4].
+TEST(Shrink, ARejectedEinsumDropsALabelWithItsDimension) {
+  const auto still = [](const Case& x) {
+    auto checked = check_case(x, Limits{});
+    return !checked && checked.error().code == Code::repeatedEinsumDimensionMismatch;
+  };
+  for (const auto& [pattern, shape] : {std::pair<std::string, Shape>{"a b a b b a -> b a", Shape{0, 2, 1, 2, 2, 1}},
+                                       std::pair<std::string, Shape>{"a a -> a", Shape{0, 4}},
+                                       std::pair<std::string, Shape>{"x ... y x -> ... y", Shape{0, 3, 2, 1}}}) {
+    SCOPED_TRACE(pattern);
+    const Case c = einsum_case(pattern, {Tensor(DType::f32, shape)});
+    ASSERT_TRUE(still(c));
+    const ShrinkResult r = shrink_case(c, still);
+    EXPECT_TRUE(still(r.shrunk));
+    ASSERT_EQ(r.shrunk.inputs.size(), 1u);
+    const Shape& s = r.shrunk.inputs[0].shape();
+    ASSERT_EQ(s.size(), 2u) << r.shrunk.pattern;
+    EXPECT_EQ(std::min(s[0], s[1]), 0) << r.shrunk.pattern;
+    EXPECT_EQ(std::max(s[0], s[1]), 1) << r.shrunk.pattern;
+  }
+}
+
 // Issue 11: cases that differ only by label names, spacing or operand order shrink to one case
 // file. `b a, a -> b` has no shorter name to take (`a` is taken, `b` is not longer than `a`), so
 // only the canonical renaming makes it `a b, b -> a`, like the others.

@@ -8,10 +8,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <type_traits>
 
+#include "einfuzz/core/parse.hpp"
+#include "einfuzz/core/pattern.hpp"
 #include "einfuzz/harness/group.hpp"
 #include "shrink_detail.hpp"
 
@@ -205,16 +208,23 @@ std::size_t distinct_words(const std::string& p) {
   return words.size();
 }
 
+/// The size order: structure (inputs, ranks, elements), distinct words of the pattern, value
+/// complexity, pattern length, supplied lengths, and last the sum of the dimensions' lengths, so a
+/// tensor without elements still shrinks its other lengths ([0, 4] to [0, 1]: the same structure,
+/// but the drawn 4 would make a group of its own, its length class `n` where the failure needs none).
 auto measure(const Case& c) {
   std::uint64_t structure = c.inputs.size();
   std::uint64_t values = 0;
+  std::uint64_t lengths = 0;
   const auto add = [&](const Tensor& t) {
     structure += t.rank() + static_cast<std::uint64_t>(t.size());
+    for (std::int64_t n : t.shape()) lengths += static_cast<std::uint64_t>(n);
     for (std::int64_t i = 0; i < t.size(); ++i) values += value_cost(t, static_cast<std::size_t>(i));
   };
   for (const Tensor& t : c.inputs) add(t);
   if (c.cotangent) add(*c.cotangent);  // a VJP case's cotangent shrinks like an input
-  return std::make_tuple(structure, distinct_words(c.pattern), values, c.pattern.size(), c.axis_lengths.size());
+  return std::make_tuple(structure, distinct_words(c.pattern), values, c.pattern.size(), c.axis_lengths.size(),
+                         lengths);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -266,8 +276,73 @@ bool value_candidates(const Case& c, const Visit& visit) {
   return false;
 }
 
+/// The dimension of `t` that item `j` of `e` names, or nullopt when the items do not map onto `t`'s
+/// dimensions one to one (a group, a rank the items cannot cover): items before an ellipsis count
+/// from the front, items after it from the back.
+std::optional<std::size_t> named_dimension(const Expression& e, std::size_t j, const Tensor& t) {
+  std::optional<std::size_t> ellipsis;
+  for (std::size_t i = 0; i < e.items.size(); ++i) {
+    if (e.items[i].group) return std::nullopt;
+    if (e.items[i].atoms.front().kind == Atom::Kind::ellipsis) ellipsis = i;
+  }
+  const std::size_t named = e.items.size() - (ellipsis ? 1 : 0);
+  if (ellipsis ? t.rank() < named : t.rank() != named) return std::nullopt;
+  if (!ellipsis || j < *ellipsis) return j;
+  return t.rank() - (e.items.size() - j);
+}
+
+/// For a rejected einsum whose pattern parses: one label dropped from one operand together with the
+/// dimension it names, and from the output when no operand names it any more. Dropping either
+/// alone breaks the pattern's agreement with the shapes (another rejection, not the failure), so
+/// without this `a b a b b a -> b a` on [0, 2, 1, 2, 2, 1] could not shrink to `a a -> a` on [0, 1].
+bool label_candidates(const Case& c, const Visit& visit, const Limits& limits) {
+  if (c.op != Op::einsum) return false;
+  const Result<EinsumPattern> parsed = parse_einsum(c.pattern);
+  if (!parsed || parsed->operands.size() != c.inputs.size()) return false;
+  const EinsumPattern& p = *parsed;
+  const auto names = [](const Expression& e, const std::string& name) {
+    std::size_t n = 0;
+    for (const Item& item : e.items)
+      for (const Atom& atom : item.atoms) n += atom.kind == Atom::Kind::name && atom.name == name;
+    return n;
+  };
+  for (std::size_t k = 0; k < p.operands.size(); ++k) {
+    const Expression& e = p.operands[k];
+    const Tensor& t = c.inputs[k];
+    for (std::size_t j = 0; j < e.items.size(); ++j) {
+      const Atom& atom = e.items[j].atoms.front();
+      if (e.items[j].group || atom.kind != Atom::Kind::name) continue;
+      const std::optional<std::size_t> d = named_dimension(e, j, t);
+      if (!d) break;  // the operand's items do not map onto its dimensions
+      // The text to erase, right to left so the earlier columns stay valid.
+      std::vector<std::size_t> columns = {atom.column};
+      std::size_t elsewhere = 0;
+      for (const Expression& other : p.operands) elsewhere += names(other, atom.name);
+      if (elsewhere == 1) {
+        for (const Item& item : p.output.items)
+          for (const Atom& out : item.atoms)
+            if (out.kind == Atom::Kind::name && out.name == atom.name) columns.push_back(out.column);
+      }
+      std::sort(columns.rbegin(), columns.rend());
+      Case s = c;
+      for (std::size_t column : columns) s.pattern.erase(column, atom.name.size());
+      detail::AxisLayout old_layout;
+      for (std::size_t i = 0; i < t.rank(); ++i) old_layout.push_back({{static_cast<int>(i), t.shape()[i]}});
+      detail::AxisLayout dropped = old_layout;
+      dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(*d));
+      auto g = detail::gather(t, old_layout, dropped, [](int a) { return a; }, limits);
+      if (!g) continue;
+      s.inputs[k] = std::move(*g);
+      s.layouts.clear();
+      if (visit(std::move(s))) return true;
+    }
+  }
+  return false;
+}
+
 /// For cases the reference rejects: fewer inputs, dimensions and supplied lengths, shorter text.
 bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
+  if (label_candidates(c, visit, limits)) return true;
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     Case s = c;
     s.inputs.erase(s.inputs.begin() + static_cast<std::ptrdiff_t>(k));
