@@ -494,7 +494,10 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
   };
   // A plain spelling opens size steps the spelling closed (a named axis shrinks to a slice from its
   // end, an anonymous one of length 2 does not; `(2 2)` only splits once named): after one is kept,
-  // the size steps run again, then the canonical steps once more.
+  // the size steps run again, then the canonical steps once more. So does the canonical text of a
+  // rejected einsum: `x b(x)->b x` spelled `a b a -> b a` can drop its label `b` (label_candidates
+  // leaves an operand with a group alone).
+  const bool rejected_einsum = result.shrunk.op == Op::einsum && !check_case(result.shrunk, Limits{}).ok();
   for (int round = 0; round < 2; ++round) {
     bool respelled = false;
     for (int step = 0; step < 3; ++step) {
@@ -504,8 +507,9 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
       if (write_case(canonical) == write_case(result.shrunk) || out_of_time()) continue;
       ++result.attempts;
       if (still_fails(canonical)) {
+        const bool respelt = canonical.pattern != result.shrunk.pattern;
         result.shrunk = std::move(canonical);
-        respelled = respelled || step == 1;
+        respelled = respelled || step == 1 || (step == 2 && rejected_einsum && respelt);
       }
     }
     if (!respelled) break;
