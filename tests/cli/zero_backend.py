@@ -34,9 +34,17 @@ def main():
             send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
             continue
         lengths = {}
+        repeated_differ = False
         for operand, inp in zip(lhs.split(","), req["inputs"]):
+            own = {}
             for label, length in zip(operand.split(), inp["shape"]):
+                repeated_differ = repeated_differ or own.setdefault(label, length) != length
                 lengths[label] = length
+        if repeated_differ:
+            # Wrong in values only: a label repeated in one operand with two lengths is rejected, as
+            # SEMANTICS does (the stored numpy divergences `a a -> a` on (0, 1) are seeds).
+            send({"id": req["id"], "status": "error", "message": "zero_backend: a repeated label's lengths differ"})
+            continue
         shape = [lengths[label] for label in rhs.split()]
         send({"id": req["id"], "status": "ok", "shape": shape}, bytes(elements(shape) * size))
 
