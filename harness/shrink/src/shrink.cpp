@@ -276,10 +276,31 @@ bool value_candidates(const Case& c, const Visit& visit) {
   return false;
 }
 
-/// The dimension of `t` that item `j` of `e` names, or nullopt when the items do not map onto `t`'s
-/// dimensions one to one (a group, a rank the items cannot cover): items before an ellipsis count
-/// from the front, items after it from the back.
-std::optional<std::size_t> named_dimension(const Expression& e, std::size_t j, const Tensor& t) {
+/// `t`'s layout with one elementary axis per dimension (axis d is dimension d).
+detail::AxisLayout dimension_layout(const Tensor& t) {
+  detail::AxisLayout layout;
+  for (std::size_t d = 0; d < t.rank(); ++d) layout.push_back({{static_cast<int>(d), t.shape()[d]}});
+  return layout;
+}
+
+/// `t` with dimension `d` dropped (or, when `length` is given, shortened to it), or nullopt over
+/// `limits`. A dropped dimension keeps its index 0.
+std::optional<Tensor> reshaped_dimension(const Tensor& t, std::size_t d, std::optional<std::int64_t> length,
+                                         const Limits& limits) {
+  const detail::AxisLayout old_layout = dimension_layout(t);
+  detail::AxisLayout layout = old_layout;
+  if (length) {
+    layout[d][0].second = *length;
+  } else {
+    layout.erase(layout.begin() + static_cast<std::ptrdiff_t>(d));
+  }
+  return detail::gather(t, old_layout, layout, [](int a) { return a; }, limits);
+}
+
+/// The dimension of `t` each item of `e` names (items before an ellipsis count from the front,
+/// items after it from the back; the ellipsis names none), or nullopt when the items do not map onto
+/// `t`'s dimensions one to one (a group, a rank the items cannot cover).
+std::optional<std::vector<std::size_t>> named_dimensions(const Expression& e, const Tensor& t) {
   std::optional<std::size_t> ellipsis;
   for (std::size_t i = 0; i < e.items.size(); ++i) {
     if (e.items[i].group) return std::nullopt;
@@ -287,8 +308,11 @@ std::optional<std::size_t> named_dimension(const Expression& e, std::size_t j, c
   }
   const std::size_t named = e.items.size() - (ellipsis ? 1 : 0);
   if (ellipsis ? t.rank() < named : t.rank() != named) return std::nullopt;
-  if (!ellipsis || j < *ellipsis) return j;
-  return t.rank() - (e.items.size() - j);
+  std::vector<std::size_t> dims(e.items.size());
+  for (std::size_t j = 0; j < e.items.size(); ++j) {
+    dims[j] = !ellipsis || j < *ellipsis ? j : t.rank() - (e.items.size() - j);
+  }
+  return dims;
 }
 
 /// For a rejected einsum whose pattern parses: one label dropped from one operand together with the
@@ -309,11 +333,11 @@ bool label_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   for (std::size_t k = 0; k < p.operands.size(); ++k) {
     const Expression& e = p.operands[k];
     const Tensor& t = c.inputs[k];
+    const std::optional<std::vector<std::size_t>> dims = named_dimensions(e, t);
+    if (!dims) continue;  // the operand's items do not map onto its dimensions
     for (std::size_t j = 0; j < e.items.size(); ++j) {
       const Atom& atom = e.items[j].atoms.front();
-      if (e.items[j].group || atom.kind != Atom::Kind::name) continue;
-      const std::optional<std::size_t> d = named_dimension(e, j, t);
-      if (!d) break;  // the operand's items do not map onto its dimensions
+      if (atom.kind != Atom::Kind::name) continue;
       // The text to erase, right to left so the earlier columns stay valid.
       std::vector<std::size_t> columns = {atom.column};
       std::size_t elsewhere = 0;
@@ -326,14 +350,9 @@ bool label_candidates(const Case& c, const Visit& visit, const Limits& limits) {
       std::sort(columns.rbegin(), columns.rend());
       Case s = c;
       for (std::size_t column : columns) s.pattern.erase(column, atom.name.size());
-      detail::AxisLayout old_layout;
-      for (std::size_t i = 0; i < t.rank(); ++i) old_layout.push_back({{static_cast<int>(i), t.shape()[i]}});
-      detail::AxisLayout dropped = old_layout;
-      dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(*d));
-      auto g = detail::gather(t, old_layout, dropped, [](int a) { return a; }, limits);
+      auto g = reshaped_dimension(t, (*dims)[j], std::nullopt, limits);
       if (!g) continue;
-      s.inputs[k] = std::move(*g);
-      s.layouts.clear();
+      s.inputs[k] = std::move(*g);  // another shape: the visitor drops the layouts
       if (visit(std::move(s))) return true;
     }
   }
@@ -355,19 +374,11 @@ bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   }
   for (std::size_t k = 0; k < value_tensors(c); ++k) {
     const Tensor& t = value_tensor(c, k);
-    detail::AxisLayout old_layout;
-    for (std::size_t d = 0; d < t.rank(); ++d) old_layout.push_back({{static_cast<int>(d), t.shape()[d]}});
-    const auto identity = [](int a) { return a; };
     for (std::size_t d = 0; d < t.rank(); ++d) {
-      detail::AxisLayout dropped = old_layout;
-      dropped.erase(dropped.begin() + static_cast<std::ptrdiff_t>(d));
-      std::vector<detail::AxisLayout> layouts = {dropped};
-      for (std::int64_t n : detail::shorter_lengths(t.shape()[d])) {
-        layouts.push_back(old_layout);
-        layouts.back()[d][0].second = n;
-      }
-      for (const detail::AxisLayout& layout : layouts) {
-        auto g = detail::gather(t, old_layout, layout, identity, limits);
+      std::vector<std::optional<std::int64_t>> lengths = {std::nullopt};  // dropped, then shortened
+      for (std::int64_t n : detail::shorter_lengths(t.shape()[d])) lengths.push_back(n);
+      for (const std::optional<std::int64_t>& length : lengths) {
+        auto g = reshaped_dimension(t, d, length, limits);
         if (!g) continue;
         Case s = c;
         value_tensor(s, k) = std::move(*g);
@@ -498,7 +509,9 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
   // rejected einsum: `x b(x)->b x` spelled `a b a -> b a` can drop its label `b` (label_candidates
   // leaves an operand with a group alone).
   const bool rejected_einsum = result.shrunk.op == Op::einsum && !check_case(result.shrunk, Limits{}).ok();
-  for (int round = 0; round < 2; ++round) {
+  // The canonical steps come last, so a second round's respelling does not reopen the size steps
+  // (those would undo the canonical text: `a a -> a` back to `a a->a`).
+  for (int round = 0;; ++round) {
     bool respelled = false;
     for (int step = 0; step < 3; ++step) {
       std::optional<Case> step_case = canonical_step(step);
@@ -512,7 +525,7 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
         respelled = respelled || step == 1 || (step == 2 && rejected_einsum && respelt);
       }
     }
-    if (!respelled) break;
+    if (!respelled || round == 1) break;
     shrink_steps();
   }
   return result;
