@@ -12,6 +12,12 @@
 
 namespace einfuzz::reference {
 
+bool gmp_blocks_installed();  // gmp_blocks.cpp
+namespace {
+/// Keeps gmp_blocks.cpp, which installs GMP's memory functions, in every static link of Dyadic.
+[[maybe_unused]] const bool gmp_blocks = gmp_blocks_installed();
+}  // namespace
+
 template <class T>
 Dyadic Dyadic::of(T finite) {
   if (finite == 0) return Dyadic();
