@@ -177,7 +177,8 @@ TEST(Shrink, ARejectedEinsumDropsALabelWithItsDimension) {
   for (const auto& [pattern, shape] : {std::pair<std::string, Shape>{"a b a b b a -> b a", Shape{0, 2, 1, 2, 2, 1}},
                                        std::pair<std::string, Shape>{"a a -> a", Shape{0, 4}},
                                        std::pair<std::string, Shape>{"x ... y x -> ... y", Shape{0, 3, 2, 1}},
-                                       std::pair<std::string, Shape>{"x batch (x 1) -> batch x", Shape{0, 2, 1}}}) {
+                                       std::pair<std::string, Shape>{"x batch (x 1) -> batch x", Shape{0, 2, 1}},
+                                       std::pair<std::string, Shape>{"... a a -> a ...", Shape{0, 1}}}) {
     SCOPED_TRACE(pattern);
     const Case c = einsum_case(pattern, {Tensor(DType::f32, shape)});
     ASSERT_TRUE(still(c));
@@ -189,6 +190,7 @@ TEST(Shrink, ARejectedEinsumDropsALabelWithItsDimension) {
     EXPECT_EQ(std::min(s[0], s[1]), 0) << r.shrunk.pattern;
     EXPECT_EQ(std::max(s[0], s[1]), 1) << r.shrunk.pattern;
     EXPECT_EQ(canonical_names(r.shrunk).pattern, r.shrunk.pattern);  // the canonical steps came last
+    EXPECT_EQ(r.shrunk.pattern.find("..."), std::string::npos) << r.shrunk.pattern;  // an empty ellipsis goes too
   }
 }
 

@@ -359,9 +359,36 @@ bool label_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   return false;
 }
 
+/// For a rejected einsum whose pattern parses: every `...` erased at once, from the operands and the
+/// output, the shapes kept. Where the ellipsis covers no dimension this is the same einsum without
+/// it; erasing it one character at a time, or from one side, is a syntax error or another rejection,
+/// so without this `... a a -> a ...` on [0, 1] could not shrink to the `a a -> a` it means.
+bool ellipsis_candidates(const Case& c, const Visit& visit) {
+  if (c.op != Op::einsum) return false;
+  const Result<EinsumPattern> parsed = parse_einsum(c.pattern);
+  if (!parsed) return false;
+  std::vector<std::size_t> columns;
+  const auto collect = [&](const Expression& e) {
+    for (const Item& item : e.items)
+      for (const Atom& atom : item.atoms)
+        if (atom.kind == Atom::Kind::ellipsis) columns.push_back(atom.column);
+  };
+  for (const Expression& e : parsed->operands) collect(e);
+  collect(parsed->output);
+  if (columns.empty()) return false;
+  std::sort(columns.rbegin(), columns.rend());  // right to left, so the earlier columns stay valid
+  Case s = c;
+  for (std::size_t column : columns) {
+    if (s.pattern.compare(column, 3, "...") != 0) return false;  // spelled otherwise: leave it
+    s.pattern.erase(column, 3);
+  }
+  return visit(std::move(s));
+}
+
 /// For cases the reference rejects: fewer inputs, dimensions and supplied lengths, shorter text.
 bool input_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   if (label_candidates(c, visit, limits)) return true;
+  if (ellipsis_candidates(c, visit)) return true;
   for (std::size_t k = 0; k < c.inputs.size(); ++k) {
     Case s = c;
     s.inputs.erase(s.inputs.begin() + static_cast<std::ptrdiff_t>(k));
