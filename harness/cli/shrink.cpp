@@ -1,10 +1,14 @@
 // `einfuzz shrink CASE`: shrink a failing case file on one backend, keeping its verdict class.
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 
 #include "einfuzz/core/atomic_write.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/group.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "einfuzz/harness/shrink.hpp"
 #include "subcommand.hpp"
@@ -17,6 +21,10 @@ Greedy and valid by construction: drop operands, drop or merge labels, shorten l
 and 1, simplify values towards 0, ±1 and fewer special values, shorten names; the first smaller
 candidate that still gets the same verdict class on the backend is taken and shrinking restarts
 from it. The shrunk case gets `expect` = the reference's conclusion.
+
+Then its group, as `fuzz` would name it: `group: known <file>` when a stored divergence under
+--known (default corpus/divergences if it exists) has the shrunk case's group signature, else
+`group: new` and the signature. A stored divergence shrunk on its own backend must name itself.
 
 Exit status: 0 the shrunk case was written, 2 bad input (unreadable case, unknown backend, or a
 case that does not fail on the backend: nothing to shrink), 3 the shrunk case could not be
@@ -37,6 +45,7 @@ Subcommand add_shrink(CLI::App& app) {
     std::string case_file;
     std::string backend = "fused";
     std::string out;
+    std::vector<std::string> known;
     ShrinkOptions shrink;
   };
   auto st = std::make_shared<State>();
@@ -48,11 +57,26 @@ Subcommand add_shrink(CLI::App& app) {
   cmd->add_option("--max-attempts", st->shrink.max_attempts, "candidates to try at most")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--known", st->known,
+                  "stored divergences: a directory or case file (repeatable; default corpus/divergences if it exists)")
+      ->allow_extra_args(false);
   add_verdict_options(cmd, *st);
+  add_profile_option(cmd, st->run);
 
   return {cmd, [st] {
             const auto c = read_case_argument(st->case_file, st->run.limits);
             if (!c) return 2;
+            if (st->known.empty() && std::filesystem::is_directory("corpus/divergences")) {
+              st->known.push_back("corpus/divergences");
+            }
+            std::vector<std::filesystem::path> known_paths;
+            for (const std::string& k : st->known) {
+              if (!std::filesystem::exists(k)) {
+                std::cerr << "error[invalidArgument]: --known '" << k << "' does not exist\n";
+                return 2;
+              }
+              known_paths.emplace_back(k);
+            }
             guard_in_process_plugins({st->backend}, st->backend_options.isolate);
             install_fatal_signal_cleanup();
             const auto owned = make_single_backend("shrink", st->backend, *st);
@@ -82,6 +106,19 @@ Subcommand add_shrink(CLI::App& app) {
             std::cerr << "shrunk " << summary(*c) << "\n    to " << summary(shrunk) << "\n    in " << result.steps
                       << " steps (" << result.attempts << " candidates" << (result.exhausted ? ", attempt limit reached" : "")
                       << "); verdict " << verdict.label() << " -> " << after.backends.at(0).verdict.label() << "\n";
+            if (!known_paths.empty()) {
+              std::vector<std::string> errors;
+              const auto known = load_known_divergences(known_paths, st->run, errors);
+              for (const std::string& e : errors) std::cerr << "known divergence not read: " << e << "\n";
+              const std::string signature =
+                  group_signature(shrunk, backend_family(backend.name()), after.backends.at(0).verdict.label());
+              if (const auto it = known.find(signature); it != known.end()) {
+                std::cerr << "group: known " << it->second.string() << "\n";
+              } else {
+                std::cerr << "group: new (no stored divergence under --known has the signature '" << signature
+                          << "')\n";
+              }
+            }
             const std::string text = write_case(shrunk);
             if (st->out.empty()) {
               std::cout << text << std::flush;

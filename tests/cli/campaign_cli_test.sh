@@ -111,5 +111,13 @@ expect 0 "1 stored divergences known" -- fuzz --backend fused --cases 1 --known 
 expect 2 "nothing to shrink" -- shrink "$src/corpus/conformance/E01.case.json" --backend fused
 expect 2 "error[malformedCase]" -- shrink "$src/tests/cli/bad_count.case.json"
 expect 2 "shrink takes one backend" -- shrink "$src/corpus/conformance/E01.case.json" --backend all
+expect 2 "--known 'no-such-dir' does not exist" -- shrink "$surprise" --backend eigen --known no-such-dir
+# Shrink judges under --profile (a profile surprise passes under the declared profile: nothing to
+# shrink) and names the shrunk case's group as fuzz would: known with the stored file, or new.
+expect 2 "nothing to shrink" -- shrink "$surprise" --backend eigen --known known-surprise
+expect 0 "group: known known-surprise/$(basename "$surprise")" -- \
+  shrink "$surprise" --backend eigen --profile f32 --known known-surprise --out s.case.json
+expect 0 "group: new (no stored divergence under --known has the signature 'eigen | mismatch(value) | reduce/" -- \
+  shrink "$surprise" --backend eigen --profile f32 --known no-known --out s.case.json
 
 finish "campaign CLI checks"

@@ -43,7 +43,6 @@ using Clock = std::chrono::steady_clock;
 using campaign_detail::print_findings;
 using campaign_detail::progress_line;
 using campaign_detail::Shared;
-using campaign_detail::load_known;
 
 std::string today_utc() {
   const std::time_t now = std::time(nullptr);
@@ -264,7 +263,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   std::vector<std::string> known_errors;
   std::size_t known_loaded = 0;
   if (!options.known.empty()) {
-    auto known = load_known(options, known_errors);
+    auto known = load_known_divergences(options.known, options.run, known_errors);
     std::set<std::filesystem::path> files;
     for (const auto& [signature, file] : known) files.insert(file);
     known_loaded = files.size();

@@ -29,14 +29,18 @@ std::vector<std::filesystem::path> list_case_files(const std::filesystem::path& 
   return found;
 }
 
-/// Group signature → file, for every stored divergence under `o.known`: the signature of the stored
-/// case on its `origin.backend`'s family with its recorded `origin.verdict` (replay checks that it
-/// still reproduces). Cases without both fields are not divergences and are skipped, and so are
-/// profile surprises (`origin.profile`) unless the campaign judges under that profile.
-std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::vector<std::string>& errors) {
+}  // namespace einfuzz::campaign_detail
+
+namespace einfuzz {
+
+std::map<std::string, std::filesystem::path> load_known_divergences(std::span<const std::filesystem::path> known,
+                                                                    const RunOptions& run,
+                                                                    std::vector<std::string>& errors) {
   namespace fs = std::filesystem;
+  using campaign_detail::CaseFileWalk;
+  using campaign_detail::list_case_files;
   std::vector<fs::path> files;
-  for (const fs::path& p : o.known) {
+  for (const fs::path& p : known) {
     std::error_code ec;
     if (!fs::is_directory(p, ec)) {
       files.push_back(p);
@@ -46,9 +50,9 @@ std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o
     if (ec) errors.push_back("cannot list " + p.string() + ": " + ec.message());
     files.insert(files.end(), found.begin(), found.end());
   }
-  std::map<std::string, fs::path> known;
+  std::map<std::string, fs::path> signatures;
   for (const fs::path& file : files) {
-    auto c = read_case_file(file, o.run.limits);
+    auto c = read_case_file(file, run.limits);
     if (!c) {
       errors.push_back(render(c.error()));
       continue;
@@ -61,10 +65,10 @@ std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o
     if (backend.empty() || verdict.empty()) continue;
     // A profile surprise's verdict holds under origin.profile only; under the declared profile the
     // campaign judges with, that case passes, and its signature must not hide a real failure.
-    if (const auto p = origin_profile(*c); p && o.run.profile != p) continue;
-    known.emplace(group_signature(*c, backend_family(backend), verdict), file);
+    if (const auto p = origin_profile(*c); p && run.profile != p) continue;
+    signatures.emplace(group_signature(*c, backend_family(backend), verdict), file);
   }
-  return known;
+  return signatures;
 }
 
-}  // namespace einfuzz::campaign_detail
+}  // namespace einfuzz

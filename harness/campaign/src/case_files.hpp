@@ -26,8 +26,4 @@ enum class CaseFileWalk {
 std::vector<std::filesystem::path> list_case_files(const std::filesystem::path& dir, CaseFileWalk walk,
                                                    std::error_code& ec);
 
-/// Group signature → file, for every stored divergence under `o.known`; what cannot be read is
-/// appended to `errors`.
-std::map<std::string, std::filesystem::path> load_known(const CampaignOptions& o, std::vector<std::string>& errors);
-
 }  // namespace einfuzz::campaign_detail

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,17 @@ std::uint64_t shard_case_count(std::uint64_t cases, std::uint64_t shard, std::ui
 /// verdicts. Deterministic for a fixed `cases` and `jobs` (case i depends only on seed and i).
 Result<CampaignResult> run_campaign(const CampaignOptions& options, const BackendFactory& factory,
                                     ProgressSink progress = {});
+
+/// Group signature → file, for every stored divergence under `known` (case files, or directories
+/// searched for *.case.json): group_signature(stored case, backend_family(origin.backend),
+/// origin.verdict), the signature a campaign's finding of the same root cause shrinks to (`replay`
+/// checks that each still reproduces its verdict). Cases without both origin fields are not
+/// divergences and are skipped, and so are profile surprises (`origin.profile`) unless `run` judges
+/// under that profile: under the declared one such a case passes, and its signature must not hide a
+/// real failure. What cannot be listed or read is appended to `errors`.
+std::map<std::string, std::filesystem::path> load_known_divergences(std::span<const std::filesystem::path> known,
+                                                                    const RunOptions& run,
+                                                                    std::vector<std::string>& errors);
 
 /// The final summary: backend × verdict counts, cases/s, and each group (new or known) with its
 /// backends, count, file and command.
