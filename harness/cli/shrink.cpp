@@ -112,7 +112,7 @@ Subcommand add_shrink(CLI::App& app) {
               for (const std::string& e : errors) std::cerr << "known divergence not read: " << e << "\n";
               const std::string signature =
                   group_signature(shrunk, backend_family(backend.name()), after.backends.at(0).verdict.label());
-              if (const auto it = known.find(signature); it != known.end()) {
+              if (const auto it = known.signatures.find(signature); it != known.signatures.end()) {
                 std::cerr << "group: known " << it->second.string() << "\n";
               } else {
                 std::cerr << "group: new (no stored divergence under --known has the signature '" << signature

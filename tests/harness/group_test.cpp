@@ -56,13 +56,39 @@ TEST(Group, TheSignatureNamesFamilyVerdictOpDtypePatternLengthClassesAndSpecials
   c.dtype = DType::f64;
   c.inputs = {Tensor(Shape{3}, std::vector<double>{std::numeric_limits<double>::infinity(), -0.0, 0x1p-1074}),
               Tensor(DType::f64, Shape{0})};
-  EXPECT_EQ(group_signature(c, backend_family("torch-path-right"), "mismatch(special: empty-contraction)"),
-            "torch | mismatch(special: empty-contraction) | einsum | f64 | a, b -> | (n),(0) | +inf,-0,subnormal");
+  EXPECT_EQ(group_signature(c, backend_family("torch-path-right"), "mismatch(special: NaN expected)"),
+            "torch | mismatch(special: NaN expected) | einsum | f64 | a, b -> | (n),(0) | +inf,-0,subnormal");
   EXPECT_EQ(backend_family("numpy-opt"), "numpy");
   EXPECT_EQ(backend_family("fused"), "fused");
   c.inputs[0] = Tensor(Shape{1}, std::vector<double>{0x1.8p1023});
   EXPECT_EQ(special_values(c), "near-max");
   EXPECT_EQ(length_classes(c), "(1),(0)");
+}
+
+TEST(Group, AnEmptyContractionIsOneGroupPerFamilyAndOp) {
+  // Two of the shapes torch's empty contraction shrinks to (corpus/divergences/README.md): an
+  // infinity times the empty sum, and a product that overflows before it meets it.
+  Case inf_times_empty;
+  inf_times_empty.pattern = "a, ->";
+  inf_times_empty.dtype = DType::f32;
+  inf_times_empty.inputs = {Tensor(DType::f32, Shape{0}),
+                            Tensor(Shape{}, std::vector<float>{std::numeric_limits<float>::infinity()})};
+  Case overflow_times_empty;
+  overflow_times_empty.pattern = ", , a ->";
+  overflow_times_empty.dtype = DType::f64;
+  overflow_times_empty.inputs = {Tensor(Shape{}, std::vector<double>{-2}), Tensor(Shape{}, std::vector<double>{0x1.8p1023}),
+                                 Tensor(DType::f64, Shape{0})};
+  const std::string_view empty = kEmptyContractionLabel;
+  EXPECT_EQ(empty, "mismatch(special: empty-contraction)");
+  EXPECT_EQ(group_signature(inf_times_empty, "torch", empty), "torch | mismatch(special: empty-contraction) | einsum");
+  EXPECT_EQ(group_signature(overflow_times_empty, "torch", empty), group_signature(inf_times_empty, "torch", empty));
+  // Other libraries, other ops and other verdicts stay apart.
+  EXPECT_NE(group_signature(inf_times_empty, "numpy", empty), group_signature(inf_times_empty, "torch", empty));
+  Case vjp = inf_times_empty;
+  vjp.cotangent = Tensor(DType::f32, Shape{});
+  EXPECT_EQ(group_signature(vjp, "torch", empty), "torch | mismatch(special: empty-contraction) | vjp-einsum");
+  EXPECT_NE(group_signature(overflow_times_empty, "torch", "mismatch(special: NaN expected)"),
+            group_signature(inf_times_empty, "torch", "mismatch(special: NaN expected)"));
 }
 
 TEST(Group, ASignaturesKindIsItsFamilyVerdictOpAndDtype) {

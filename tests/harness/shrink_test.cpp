@@ -300,6 +300,53 @@ TEST(Shrink, APlainSpellingNamesEveryEllipsisDimensionOnBothSides) {
   EXPECT_EQ(spelled("a b -> a", Shape{2, 3}), "(none)");
 }
 
+// The einsum plain spelling: every ellipsis dimension a label of its own, in the operands (right
+// aligned, so a shorter operand names the last slots) and, in slot order, in the output.
+TEST(Shrink, AnEinsumPlainSpellingNamesEveryEllipsisDimension) {
+  const auto spelled = [](std::string pattern, std::vector<Shape> shapes) {
+    std::vector<Tensor> inputs;
+    for (const Shape& s : shapes) inputs.emplace_back(DType::f64, s);
+    Case c = einsum_case(std::move(pattern), std::move(inputs));
+    c.cotangent = Tensor(DType::f64, Shape{});  // kept as it is: the output's shape does not change
+    auto plain = detail::plain_einsum_spelling(c, Limits{});
+    if (plain) EXPECT_EQ(plain->cotangent->shape(), Shape{});
+    return plain ? plain->pattern : std::string("(none)");
+  };
+  EXPECT_EQ(spelled("..., ... ->", {Shape{0}, Shape{}}), "a, ->");
+  EXPECT_EQ(spelled("b ..., ... -> ... b", {Shape{2, 3, 4}, Shape{4}}), "b a c, c -> a c b");
+  EXPECT_EQ(spelled("... a a -> a ...", {Shape{5, 2, 2}}), "b a a -> a b");
+  EXPECT_EQ(spelled("a ... ->", {Shape{2}}), "a ->");  // an ellipsis over no dimension goes
+  EXPECT_EQ(spelled("a, b -> a", {Shape{2}, Shape{3}}), "(none)");
+  EXPECT_EQ(spelled("a a, ... ->", {Shape{2, 3}, Shape{4}}), "(none)");  // rejected: nothing to respell
+}
+
+/// A spelling-agnostic predicate (a library that gets the axes, not the text, fails): an einsum
+/// whose contraction is empty although an operand has elements.
+bool empty_contraction_with_elements(const Case& x) {
+  auto checked = check_case(x, Limits{});
+  if (!checked || x.op != Op::einsum) return false;
+  return std::get<CheckedEinsum>(*checked).contraction_size == 0 &&
+         std::any_of(x.inputs.begin(), x.inputs.end(), [](const Tensor& t) { return t.size() > 0; });
+}
+
+// The seed-2 campaign shrank one empty contraction to `..., ->`, another to `a, ->`: one failure,
+// two spellings. The plain spelling names the ellipsis's dimension, and both end as `a, ->`; a
+// failure that needs the ellipsis keeps it.
+TEST(Shrink, EinsumSpellingsOfOneFailureShrinkToOnePattern) {
+  const Tensor empty(DType::f64, Shape{0});
+  const Tensor scalar(Shape{}, std::vector<double>{std::numeric_limits<double>::infinity()});
+  for (const Case& c : {einsum_case("..., ->", {empty, scalar}), einsum_case("a, ->", {empty, scalar}),
+                        einsum_case("a ..., a ->", {Tensor(DType::f64, Shape{2, 0}), Tensor(Shape{2}, std::vector<double>{1, 2})}),
+                        einsum_case(", ... ->", {scalar, Tensor(DType::f64, Shape{3, 0})})}) {
+    ASSERT_TRUE(empty_contraction_with_elements(c)) << c.pattern;
+    EXPECT_EQ(shrink_case(c, empty_contraction_with_elements).shrunk.pattern, "a, ->") << c.pattern;
+  }
+  const auto with_dots = [](const Case& x) {
+    return empty_contraction_with_elements(x) && x.pattern.find("...") != std::string::npos;
+  };
+  EXPECT_EQ(shrink_case(einsum_case("..., ->", {empty, scalar}), with_dots).shrunk.pattern, "..., ->");
+}
+
 // A test-only backend that resolves a 1-vs-0 broadcast as length 1 (the bug that made the
 // shrinker allocate without bound, seed 11): when some label has lengths 0 and 1, it answers with
 // a wrong shape; otherwise with the reference's result.

@@ -263,11 +263,9 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   std::vector<std::string> known_errors;
   std::size_t known_loaded = 0;
   if (!options.known.empty()) {
-    auto known = load_known_divergences(options.known, options.run, known_errors);
-    std::set<std::filesystem::path> files;
-    for (const auto& [signature, file] : known) files.insert(file);
-    known_loaded = files.size();
-    shared.set_known(std::move(known));
+    KnownDivergences known = load_known_divergences(options.known, options.run, known_errors);
+    known_loaded = known.files;
+    shared.set_known(std::move(known.signatures));
   }
   const auto start = Clock::now();
   const double budget = options.seconds.value_or(60);

@@ -33,9 +33,8 @@ std::vector<std::filesystem::path> list_case_files(const std::filesystem::path& 
 
 namespace einfuzz {
 
-std::map<std::string, std::filesystem::path> load_known_divergences(std::span<const std::filesystem::path> known,
-                                                                    const RunOptions& run,
-                                                                    std::vector<std::string>& errors) {
+KnownDivergences load_known_divergences(std::span<const std::filesystem::path> known, const RunOptions& run,
+                                        std::vector<std::string>& errors) {
   namespace fs = std::filesystem;
   using campaign_detail::CaseFileWalk;
   using campaign_detail::list_case_files;
@@ -50,7 +49,7 @@ std::map<std::string, std::filesystem::path> load_known_divergences(std::span<co
     if (ec) errors.push_back("cannot list " + p.string() + ": " + ec.message());
     files.insert(files.end(), found.begin(), found.end());
   }
-  std::map<std::string, fs::path> signatures;
+  KnownDivergences out;
   for (const fs::path& file : files) {
     auto c = read_case_file(file, run.limits);
     if (!c) {
@@ -66,9 +65,10 @@ std::map<std::string, std::filesystem::path> load_known_divergences(std::span<co
     // A profile surprise's verdict holds under origin.profile only; under the declared profile the
     // campaign judges with, that case passes, and its signature must not hide a real failure.
     if (const auto p = origin_profile(*c); p && run.profile != p) continue;
-    signatures.emplace(group_signature(*c, backend_family(backend), verdict), file);
+    out.signatures.emplace(group_signature(*c, backend_family(backend), verdict), file);
+    ++out.files;
   }
-  return signatures;
+  return out;
 }
 
 }  // namespace einfuzz

@@ -211,6 +211,9 @@ std::string_view signature_kind(std::string_view signature) {
 }
 
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
+  if (verdict_label == kEmptyContractionLabel) {  // one root cause per library and op (group.hpp)
+    return std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk);
+  }
   std::string s = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk) + " | " +
                   std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
                   length_classes(shrunk) + " | " + special_values(shrunk);

@@ -521,13 +521,13 @@ ShrinkResult shrink_case(const Case& failing, const StillFails& still_fails, con
   };
   shrink_steps();
   // The canonical form last (not a size step: the measure stays), each step checked like any
-  // candidate: operands in canonical order, a reduce's plain spelling (its anonymous axes and
-  // ellipsis dimensions named, kept only when the failure does not depend on the spelling), then
+  // candidate: operands in canonical order, the plain spelling (a reduce's anonymous axes and an
+  // ellipsis's dimensions named, kept only when the failure does not depend on the spelling), then
   // names in first-appearance order.
   const auto canonical_step = [&](int step) -> std::optional<Case> {
     if (step == 0) return canonical_operand_order(result.shrunk);
     if (step == 2) return canonical_names(result.shrunk);
-    if (result.shrunk.op != Op::reduce) return std::nullopt;
+    if (result.shrunk.op == Op::einsum) return detail::plain_einsum_spelling(result.shrunk, options.limits);
     return detail::plain_reduce_spelling(result.shrunk, options.limits);
   };
   // A plain spelling opens size steps the spelling closed (a named axis shrinks to a slice from its

@@ -55,6 +55,12 @@ bool reduce_candidates(const Case& c, const Visit& visit, const Limits& limits);
 /// The same axes, input and result; nullopt when `c` has nothing to respell.
 std::optional<Case> plain_reduce_spelling(const Case& c, const Limits& limits);
 
+/// An accepted einsum `c` spelled plainly: every ellipsis dimension a label of its own (the first
+/// canonical names not taken), in place of the ellipsis in the operands and, in slot order, in the
+/// output (an ellipsis absent from the output is summed, as the labels then are). The same axes,
+/// inputs, cotangent and result: only the pattern differs; nullopt when `c` has no ellipsis.
+std::optional<Case> plain_einsum_spelling(const Case& c, const Limits& limits);
+
 /// A shorter name for `name`, not in `taken`: the first unused single letter, or nullopt.
 std::optional<std::string> shorter_name(const std::string& name, const std::vector<std::string>& taken);
 

@@ -5,6 +5,7 @@
 
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/harness/group.hpp"
 #include "shrink_detail.hpp"
 
 namespace einfuzz::detail {
@@ -95,7 +96,7 @@ std::string render(const Model& m) {
     }
     text += (k ? ", " : "") + expr;
   }
-  text += text.empty() ? "->" : " ->";
+  text += text.empty() || text.back() == ' ' ? "->" : " ->";  // `a, ->`: a last operand of rank 0
   for (int a : m.output) text += " " + (a == kEllipsis ? std::string("...") : m.names[static_cast<std::size_t>(a)]);
   return text;
 }
@@ -293,6 +294,46 @@ bool name_candidates(const Case& c, const Model& m, const Visit& visit) {
 }
 
 }  // namespace
+
+std::optional<Case> plain_einsum_spelling(const Case& c, const Limits& limits) {
+  const auto m = build(c, limits);
+  if (!m) return std::nullopt;
+  std::vector<int> dots;  // the ellipsis dimensions the operands use, in slot order
+  for (int a = 0; a < static_cast<int>(m->names.size()); ++a)
+    if (!is_named(*m, a) && uses(*m, a)) dots.push_back(a);
+  std::sort(dots.begin(), dots.end(), [&](int x, int y) {
+    return m->slot[static_cast<std::size_t>(x)] < m->slot[static_cast<std::size_t>(y)];
+  });
+  const bool output_dots = std::find(m->output.begin(), m->output.end(), kEllipsis) != m->output.end();
+  bool any = output_dots;
+  for (const Operand& op : m->operands)
+    for (const Tok& t : op.toks) any |= t.axis == kEllipsis;
+  if (!any) return std::nullopt;
+  Model s = *m;
+  std::vector<std::string> taken;
+  for (int a = 0; a < static_cast<int>(s.names.size()); ++a)
+    if (is_named(s, a)) taken.push_back(s.names[static_cast<std::size_t>(a)]);
+  std::size_t next = 0;  // the next canonical name to try
+  for (int a : dots) {
+    std::string name = canonical_name(next++);
+    while (std::find(taken.begin(), taken.end(), name) != taken.end()) name = canonical_name(next++);
+    s.names[static_cast<std::size_t>(a)] = name;
+    s.slot[static_cast<std::size_t>(a)] = -1;
+  }
+  for (Operand& op : s.operands) std::erase_if(op.toks, [](const Tok& t) { return t.axis == kEllipsis; });
+  std::vector<int> output;
+  for (int a : s.output) {
+    if (a == kEllipsis) {
+      output.insert(output.end(), dots.begin(), dots.end());
+    } else {
+      output.push_back(a);
+    }
+  }
+  s.output = std::move(output);
+  Case out = c;  // every operand keeps its dimensions in order: the inputs (and a VJP's cotangent) stay
+  out.pattern = render(s);
+  return out;
+}
 
 bool einsum_candidates(const Case& c, const Visit& visit, const Limits& limits) {
   auto m = build(c, limits);

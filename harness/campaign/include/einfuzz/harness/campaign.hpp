@@ -182,9 +182,14 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
 /// divergences and are skipped, and so are profile surprises (`origin.profile`) unless `run` judges
 /// under that profile: under the declared one such a case passes, and its signature must not hide a
 /// real failure. What cannot be listed or read is appended to `errors`.
-std::map<std::string, std::filesystem::path> load_known_divergences(std::span<const std::filesystem::path> known,
-                                                                    const RunOptions& run,
-                                                                    std::vector<std::string>& errors);
+struct KnownDivergences {
+  /// Signature → the first file (in path order) with it: several files may share one (an empty
+  /// contraction's group, group.hpp).
+  std::map<std::string, std::filesystem::path> signatures;
+  std::size_t files = 0;  ///< stored divergences read (each contributes its signature)
+};
+KnownDivergences load_known_divergences(std::span<const std::filesystem::path> known, const RunOptions& run,
+                                        std::vector<std::string>& errors);
 
 /// The final summary: backend × verdict counts, cases/s, and each group (new or known) with its
 /// backends, count, file and command.
