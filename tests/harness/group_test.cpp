@@ -91,6 +91,37 @@ TEST(Group, AnEmptyContractionIsOneGroupPerFamilyAndOp) {
             group_signature(inf_times_empty, "torch", "mismatch(special: NaN expected)"));
 }
 
+TEST(Group, ARejectDisagreeIsKeyedByWhatTheSemanticsSaysOfTheCase) {
+  const auto i32 = [](Shape shape) { return Tensor(DType::i32, std::move(shape)); };
+  const auto einsum = [](std::string pattern, DType dtype, std::vector<Tensor> inputs) {
+    Case c;
+    c.pattern = std::move(pattern);
+    c.dtype = dtype;
+    c.inputs = std::move(inputs);
+    return c;
+  };
+  // torch refuses valid int32 einsums once an axis is empty (corpus/divergences/README.md), in
+  // every operand arrangement the campaign shrank it to: one group.
+  const Case row = einsum("a b, a ->", DType::i32, {i32(Shape{2, 0}), i32(Shape{2})});
+  const Case three = einsum("a, b, b ->", DType::i32, {i32(Shape{0}), i32(Shape{2}), i32(Shape{2})});
+  EXPECT_EQ(group_signature(row, "torch", "reject-disagree"),
+            "torch | reject-disagree | einsum | i32 | the semantics accepts | zero-length");
+  EXPECT_EQ(group_signature(three, "torch", "reject-disagree"), group_signature(row, "torch", "reject-disagree"));
+  // Another dtype, or no empty axis, is another group.
+  const Case f32 = einsum("a b, a ->", DType::f32, {Tensor(DType::f32, Shape{2, 0}), Tensor(DType::f32, Shape{2})});
+  const Case full = einsum("a b, a ->", DType::i32, {i32(Shape{2, 3}), i32(Shape{2})});
+  EXPECT_NE(group_signature(f32, "torch", "reject-disagree"), group_signature(row, "torch", "reject-disagree"));
+  EXPECT_NE(group_signature(full, "torch", "reject-disagree"), group_signature(row, "torch", "reject-disagree"));
+  // numpy accepts a repeated label of unequal lengths in every dtype: one group per diagnostic code.
+  const Case i64 = einsum("a a -> a", DType::i64, {Tensor(DType::i64, Shape{0, 1})});
+  const Case f16 = einsum("a a -> a", DType::f16, {Tensor(DType::f16, Shape{0, 1})});
+  EXPECT_EQ(group_signature(i64, "numpy", "reject-disagree"),
+            "numpy | reject-disagree | einsum | the semantics rejects: repeatedEinsumDimensionMismatch");
+  EXPECT_EQ(group_signature(f16, "numpy", "reject-disagree"), group_signature(i64, "numpy", "reject-disagree"));
+  const Case syntax = einsum("a a -> a b", DType::i64, {Tensor(DType::i64, Shape{2, 2})});  // b: unknown
+  EXPECT_NE(group_signature(syntax, "numpy", "reject-disagree"), group_signature(i64, "numpy", "reject-disagree"));
+}
+
 TEST(Group, ASignaturesKindIsItsFamilyVerdictOpAndDtype) {
   EXPECT_EQ(signature_kind("xtensor | mismatch(special: NaN expected) | reduce/min | f64 | a -> | (n) | nan"),
             "xtensor | mismatch(special: NaN expected) | reduce/min | f64");

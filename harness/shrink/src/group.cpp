@@ -9,6 +9,7 @@
 #include <map>
 #include <type_traits>
 
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/parse.hpp"
 
 namespace einfuzz {
@@ -211,11 +212,18 @@ std::string_view signature_kind(std::string_view signature) {
 }
 
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
-  if (verdict_label == kEmptyContractionLabel) {  // one root cause per library and op (group.hpp)
-    return std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk);
+  const std::string head = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk);
+  if (verdict_label == kEmptyContractionLabel) return head;  // one root cause per library and op (group.hpp)
+  if (verdict_label == kRejectDisagreeLabel) {  // keyed by what the semantics says of the case (group.hpp)
+    const auto checked = check_case(shrunk, Limits{});
+    if (!checked) return head + " | the semantics rejects: " + std::string(code_name(checked.error().code));
+    bool zero_length = false;
+    for (const Tensor& t : shrunk.inputs)
+      for (std::int64_t n : t.shape()) zero_length |= n == 0;
+    return head + " | " + std::string(dtype_name(shrunk.dtype)) + " | the semantics accepts | " +
+           (zero_length ? "zero-length" : "no zero-length");
   }
-  std::string s = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk) + " | " +
-                  std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
+  std::string s = head + " | " + std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
                   length_classes(shrunk) + " | " + special_values(shrunk);
   if (shrunk.cotangent) {  // a VJP case: also the special values of its cotangent
     Case g;

@@ -39,6 +39,8 @@ std::string length_classes(const Case& c);
 
 /// The verdict of an element whose contraction has no term and whose result is not ±0 (ORACLE §1).
 inline constexpr std::string_view kEmptyContractionLabel = "mismatch(special: empty-contraction)";
+/// The verdict of a case one side rejects and the other accepts (ORACLE §6).
+inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 
 /// The group signature of a shrunk failure: `family | verdict label | op[/reduction] | dtype |
 /// canonical pattern | length classes | special values`. Two failures with equal signatures are one
@@ -52,6 +54,13 @@ inline constexpr std::string_view kEmptyContractionLabel = "mismatch(special: em
 /// operand), and the greedy shrinker stops on a different one from nearly every starting case: they
 /// were 57 of the 59 new groups that seeds 2–9 of the default campaign met in 20000 cases each, every
 /// one a stored root cause.
+///
+/// A reject-disagree's signature is keyed by what the semantics says of the case, not by its
+/// pattern: `family | reject-disagree | op | the semantics rejects: CODE` (the library accepts what
+/// SEMANTICS §2 rejects with CODE, whatever the dtype: numpy's unchecked repeated label), or
+/// `family | reject-disagree | op | dtype | the semantics accepts | [no ]zero-length` (the library
+/// refuses a valid case: torch's int32 sums meet int32 operands in a mixed-type kernel once an axis
+/// is empty, in six operand arrangements so far, each a new group before).
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label);
 
 /// A group signature's kind: its first four fields, `family | verdict label | op[/reduction] |
