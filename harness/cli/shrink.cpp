@@ -24,7 +24,8 @@ from it. The shrunk case gets `expect` = the reference's conclusion.
 
 Then its group, as `fuzz` would name it: `group: known <file>` when a stored divergence under
 --known (default corpus/divergences if it exists) has the shrunk case's group signature, else
-`group: new` and the signature. A stored divergence shrunk on its own backend must name itself.
+`group: new` and the signature. A stored divergence shrunk on its own backend lands in a stored
+group (the tests corpus/divergences-fixpoint-*).
 
 Exit status: 0 the shrunk case was written, 2 bad input (unreadable case, unknown backend, or a
 case that does not fail on the backend: nothing to shrink), 3 the shrunk case could not be
