@@ -106,6 +106,14 @@ std::string canonical_pattern(Op op, std::string_view pattern, Renamer& rename) 
   return rename_words(pattern, rename);
 }
 
+/// Whether some input has a length-0 dimension.
+bool has_zero_length(const Case& c) {
+  for (const Tensor& t : c.inputs)
+    for (std::int64_t n : t.shape())
+      if (n == 0) return true;
+  return false;
+}
+
 std::string op_text(const Case& c) {
   std::string s = case_kind_name(c);  // "vjp-einsum" / "vjp-reduce" keep VJP findings their own groups
   if (c.reduction) s += "/" + *c.reduction;
@@ -217,11 +225,8 @@ std::string group_signature(const Case& shrunk, std::string_view family, std::st
   if (verdict_label == kRejectDisagreeLabel) {  // keyed by what the semantics says of the case (group.hpp)
     const auto checked = check_case(shrunk, Limits{});
     if (!checked) return head + " | the semantics rejects: " + std::string(code_name(checked.error().code));
-    bool zero_length = false;
-    for (const Tensor& t : shrunk.inputs)
-      for (std::int64_t n : t.shape()) zero_length |= n == 0;
     return head + " | " + std::string(dtype_name(shrunk.dtype)) + " | the semantics accepts | " +
-           (zero_length ? "zero-length" : "no zero-length");
+           (has_zero_length(shrunk) ? "zero-length" : "no zero-length");
   }
   std::string s = head + " | " + std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
                   length_classes(shrunk) + " | " + special_values(shrunk);
@@ -240,12 +245,9 @@ std::string pre_shrink_signature(const Case& generated, std::string_view backend
   std::string coarse = specials.find("nan") != std::string::npos ? "nan" : "";
   if (specials.find("inf") != std::string::npos) coarse += coarse.empty() ? "inf" : ",inf";
   if (coarse.empty()) coarse = "finite";
-  bool zero_length = false;
-  for (const Tensor& t : generated.inputs)
-    for (std::int64_t n : t.shape()) zero_length |= n == 0;
   return std::string(backend) + " | " + std::string(verdict_label) + " | " + op_text(generated) + " | " +
          std::string(dtype_name(generated.dtype)) + " | " + std::string(reference) + " | " +
-         (zero_length ? "zero-length" : "no-zero-length") + " | " + coarse;
+         (has_zero_length(generated) ? "zero-length" : "no-zero-length") + " | " + coarse;
 }
 
 }  // namespace einfuzz
