@@ -122,6 +122,58 @@ TEST(Group, ARejectDisagreeIsKeyedByWhatTheSemanticsSaysOfTheCase) {
   EXPECT_NE(group_signature(syntax, "numpy", "reject-disagree"), group_signature(i64, "numpy", "reject-disagree"));
 }
 
+TEST(Group, AProdVjpMismatchOnAFibreWhoseProductIsNotNormalIsOneGroupPerFamily) {
+  const auto prod_vjp = [](std::string pattern, auto values, Shape shape, auto g, Shape g_shape, std::int64_t b = 0) {
+    using T = typename decltype(values)::value_type;
+    Case c;
+    c.op = Op::reduce;
+    c.reduction = "prod";
+    c.pattern = std::move(pattern);
+    c.dtype = std::is_same_v<T, float> ? DType::f32 : DType::f64;
+    c.inputs = {Tensor(std::move(shape), std::move(values))};
+    c.cotangent = Tensor(std::move(g_shape), std::move(g));
+    if (b != 0) c.axis_lengths = {{"b", b}};
+    return c;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  // Four of torch's stored symptoms of g·(Π/x_p) (corpus/divergences/README.md): an infinite
+  // element, an overflowing f32 product, a subnormal product, a pair whose product underflows.
+  const Case inf_element = prod_vjp("a ->", std::vector<double>{1, inf}, Shape{2}, std::vector<double>{0}, Shape{});
+  const Case overflow = prod_vjp("a ->", std::vector<float>{2, 0x1.fffffep+127f}, Shape{2}, std::vector<float>{0}, Shape{});
+  const Case subnormal = prod_vjp("a ->", std::vector<double>{-0.25, 0x1p-1074}, Shape{2}, std::vector<double>{1}, Shape{});
+  const Case pairs = prod_vjp("(a b) -> a", std::vector<double>{1, 1, -0x1.5d148c12bb2cfp-859, 0x1.dfa263407844bp-691},
+                              Shape{4}, std::vector<double>{0, inf}, Shape{2}, 2);
+  const std::string one = "torch | mismatch | vjp-reduce/prod | a fibre's product is not a normal number";
+  EXPECT_EQ(group_signature(inf_element, "torch", "mismatch(special: non-finite result where the value is finite)"), one);
+  EXPECT_EQ(group_signature(overflow, "torch", "mismatch(special: non-finite result where the value is finite)"), one);
+  EXPECT_EQ(group_signature(subnormal, "torch", "mismatch(value)"), one);
+  EXPECT_EQ(group_signature(pairs, "torch", "mismatch(special: +Inf expected)"), one);
+  // The fibres, not the whole input: the pairs of `(a b) -> a` each have a normal product, while
+  // the product of all four elements is not; and a zero is enough.
+  const Case normal_pairs = prod_vjp("(a b) -> a", std::vector<double>{0x1p-600, 0x1p50, 0x1p-600, 0x1p50},
+                                     Shape{4}, std::vector<double>{1, 1}, Shape{2}, 2);
+  EXPECT_NE(group_signature(normal_pairs, "torch", "mismatch(value)"), one);
+  const Case whole = prod_vjp("a b ->", std::vector<double>{0x1p-600, 0x1p50, 0x1p-600, 0x1p50},
+                              Shape{2, 2}, std::vector<double>{1}, Shape{});
+  EXPECT_EQ(group_signature(whole, "torch", "mismatch(value)"), one);
+  const Case zero = prod_vjp("a ->", std::vector<double>{2, 0}, Shape{2}, std::vector<double>{1}, Shape{});
+  EXPECT_EQ(group_signature(zero, "torch", "mismatch(value)"), one);
+  // Where every fibre's product is normal the division cannot fail (ORACLE §7's γ_{n+1}): a
+  // mismatch there is another cause, keyed in full.
+  const Case normal = prod_vjp("a ->", std::vector<double>{0.5, 3}, Shape{2}, std::vector<double>{1}, Shape{});
+  EXPECT_EQ(group_signature(normal, "torch", "mismatch(value)"),
+            "torch | mismatch(value) | vjp-reduce/prod | f64 | a -> | (n) | none | cotangent none");
+  // Other families, verdict kinds, reductions and the forward prod stay apart.
+  EXPECT_NE(group_signature(subnormal, "jax", "mismatch(value)"), one);
+  EXPECT_NE(group_signature(subnormal, "torch", "crash"), one);
+  Case sum = subnormal;
+  sum.reduction = "sum";
+  EXPECT_NE(group_signature(sum, "torch", "mismatch(value)"), one);
+  Case forward = subnormal;
+  forward.cotangent.reset();
+  EXPECT_NE(group_signature(forward, "torch", "mismatch(value)"), one);
+}
+
 TEST(Group, ASignaturesKindIsItsFamilyVerdictOpAndDtype) {
   EXPECT_EQ(signature_kind("xtensor | mismatch(special: NaN expected) | reduce/min | f64 | a -> | (n) | nan"),
             "xtensor | mismatch(special: NaN expected) | reduce/min | f64");

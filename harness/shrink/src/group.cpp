@@ -10,7 +10,9 @@
 #include <type_traits>
 
 #include "einfuzz/core/check_case.hpp"
+#include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
+#include "einfuzz/reference/exact.hpp"
 
 namespace einfuzz {
 
@@ -112,6 +114,48 @@ bool has_zero_length(const Case& c) {
     for (std::int64_t n : t.shape())
       if (n == 0) return true;
   return false;
+}
+
+/// Whether some fibre of a prod reduce holds ±0, ±inf or NaN, or has an exact product outside its
+/// dtype's normal range [2^emin, Ω]: where a backend that divides the full product by x_p cannot
+/// recover the leave-one-out product (ORACLE §7). False for a case the semantics rejects.
+bool a_prod_fibre_is_not_normal(const Case& c) {
+  if (c.op != Op::reduce || c.inputs.size() != 1 || c.reduction != "prod") return false;
+  const Tensor& input = c.inputs[0];
+  const auto checked = check_reduce(c.pattern, *c.reduction, input.shape(), c.axis_lengths, c.dtype, Limits{});
+  if (!checked) return false;
+  const CheckedReduce& r = *checked;
+  std::vector<bool> reduced(r.axes.size(), false);
+  for (int a : r.reduced) reduced[static_cast<std::size_t>(a)] = true;
+  return visit_dtype(c.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!is_float_type_v<T>) {
+      return false;
+    } else {
+      using reference::Dyadic;
+      const Dyadic normal_min = Dyadic::of(static_cast<double>(std::numeric_limits<T>::min()));
+      const Dyadic finite_max = Dyadic::of(static_cast<double>(std::numeric_limits<T>::max()));
+      std::map<std::int64_t, Dyadic> products;  // fibre (the kept axes' coordinates, row-major) → |Π x|
+      std::vector<std::int64_t> coordinate(r.axes.size(), 0);  // the element's, over the elementary axes
+      for (const T value : input.template values<T>()) {
+        const double x = static_cast<double>(value);  // exact for every float dtype
+        if (!std::isfinite(x) || x == 0) return true;
+        std::int64_t fibre = 0;
+        for (std::size_t a = 0; a < r.axes.size(); ++a) {
+          if (!reduced[a]) fibre = fibre * r.axes[a].length + coordinate[a];
+        }
+        const auto [it, first] = products.try_emplace(fibre, Dyadic::of(std::fabs(x)));
+        if (!first) it->second = it->second * Dyadic::of(std::fabs(x));
+        for (std::size_t a = r.axes.size(); a-- > 0;) {  // the next element in row-major order
+          if (++coordinate[a] < r.axes[a].length) break;
+          coordinate[a] = 0;
+        }
+      }
+      return std::any_of(products.begin(), products.end(), [&](const auto& fibre) {
+        return compare(fibre.second, normal_min) < 0 || compare(fibre.second, finite_max) > 0;
+      });
+    }
+  });
 }
 
 std::string op_text(const Case& c) {
@@ -222,6 +266,10 @@ std::string_view signature_kind(std::string_view signature) {
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
   const std::string head = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk);
   if (verdict_label == kEmptyContractionLabel) return head;  // one root cause per library and op (group.hpp)
+  if (shrunk.is_vjp() && verdict_label.starts_with("mismatch(") && a_prod_fibre_is_not_normal(shrunk)) {
+    // the product divided by an element (group.hpp): one group per library, whatever the symptom
+    return std::string(family) + " | mismatch | " + op_text(shrunk) + " | " + std::string(kProdFibreNotNormal);
+  }
   if (verdict_label == kRejectDisagreeLabel) {  // keyed by what the semantics says of the case (group.hpp)
     const auto checked = check_case(shrunk, Limits{});
     if (!checked) return head + " | the semantics rejects: " + std::string(code_name(checked.error().code));
