@@ -122,7 +122,7 @@ TEST(Group, ARejectDisagreeIsKeyedByWhatTheSemanticsSaysOfTheCase) {
   EXPECT_NE(group_signature(syntax, "numpy", "reject-disagree"), group_signature(i64, "numpy", "reject-disagree"));
 }
 
-TEST(Group, AProdVjpMismatchOnAFibreWhoseProductIsNotNormalIsOneGroupPerFamily) {
+TEST(Group, AProdVjpMismatchWhereTheDivisionCanFailIsOneGroupPerFamily) {
   const auto prod_vjp = [](std::string pattern, auto values, Shape shape, auto g, Shape g_shape, std::int64_t b = 0) {
     using T = typename decltype(values)::value_type;
     Case c;
@@ -143,7 +143,8 @@ TEST(Group, AProdVjpMismatchOnAFibreWhoseProductIsNotNormalIsOneGroupPerFamily) 
   const Case subnormal = prod_vjp("a ->", std::vector<double>{-0.25, 0x1p-1074}, Shape{2}, std::vector<double>{1}, Shape{});
   const Case pairs = prod_vjp("(a b) -> a", std::vector<double>{1, 1, -0x1.5d148c12bb2cfp-859, 0x1.dfa263407844bp-691},
                               Shape{4}, std::vector<double>{0, inf}, Shape{2}, 2);
-  const std::string one = "torch | mismatch | vjp-reduce/prod | a fibre's product is not a normal number";
+  const std::string one =
+      "torch | mismatch | vjp-reduce/prod | a fibre holds 0, inf or NaN or a sub-product that can overflow or underflow";
   EXPECT_EQ(group_signature(inf_element, "torch", "mismatch(special: non-finite result where the value is finite)"), one);
   EXPECT_EQ(group_signature(overflow, "torch", "mismatch(special: non-finite result where the value is finite)"), one);
   EXPECT_EQ(group_signature(subnormal, "torch", "mismatch(value)"), one);
@@ -158,8 +159,21 @@ TEST(Group, AProdVjpMismatchOnAFibreWhoseProductIsNotNormalIsOneGroupPerFamily) 
   EXPECT_EQ(group_signature(whole, "torch", "mismatch(value)"), one);
   const Case zero = prod_vjp("a ->", std::vector<double>{2, 0}, Shape{2}, std::vector<double>{1}, Shape{});
   EXPECT_EQ(group_signature(zero, "torch", "mismatch(value)"), one);
-  // Where every fibre's product is normal the division cannot fail (ORACLE §7's γ_{n+1}): a
-  // mismatch there is another cause, keyed in full.
+  // A normal product whose sub-product can underflow: 2^-600 · 2^-600 first is 0.
+  const Case sub_product = prod_vjp("a ->", std::vector<double>{0x1p-600, 0x1p-600, 0x1p1000}, Shape{3},
+                                    std::vector<double>{1}, Shape{});
+  EXPECT_EQ(group_signature(sub_product, "torch", "mismatch(value)"), one);
+  // Near the edges the (1+u)^n of ORACLE §5's prod row decides: Ω itself is not certified, Ω/2 is.
+  const Case at_max = prod_vjp("a ->", std::vector<float>{0x1.fffffep+127f, 1}, Shape{2}, std::vector<float>{1}, Shape{});
+  EXPECT_EQ(group_signature(at_max, "torch", "mismatch(value)"), one);
+  const Case below_max = prod_vjp("a ->", std::vector<float>{0x1.fffffep+126f, 1}, Shape{2}, std::vector<float>{1}, Shape{});
+  EXPECT_NE(group_signature(below_max, "torch", "mismatch(value)"), one);
+  const Case at_min = prod_vjp("a ->", std::vector<float>{0x1p-126f, 1}, Shape{2}, std::vector<float>{1}, Shape{});
+  EXPECT_EQ(group_signature(at_min, "torch", "mismatch(value)"), one);
+  const Case above_min = prod_vjp("a ->", std::vector<float>{0x1p-125f, 1}, Shape{2}, std::vector<float>{1}, Shape{});
+  EXPECT_NE(group_signature(above_min, "torch", "mismatch(value)"), one);
+  // Where every fibre is certified the division cannot fail (its n + 1 roundings are inside ORACLE
+  // §7's γ_{n+1}): a mismatch there is another cause, keyed in full.
   const Case normal = prod_vjp("a ->", std::vector<double>{0.5, 3}, Shape{2}, std::vector<double>{1}, Shape{});
   EXPECT_EQ(group_signature(normal, "torch", "mismatch(value)"),
             "torch | mismatch(value) | vjp-reduce/prod | f64 | a -> | (n) | none | cotangent none");

@@ -116,10 +116,11 @@ bool has_zero_length(const Case& c) {
   return false;
 }
 
-/// Whether some fibre of a prod reduce holds ±0, ±inf or NaN, or has an exact product outside its
-/// dtype's normal range [2^emin, Ω]: where a backend that divides the full product by x_p cannot
-/// recover the leave-one-out product (ORACLE §7). False for a case the semantics rejects.
-bool a_prod_fibre_is_not_normal(const Case& c) {
+/// Whether some fibre of a prod reduce holds ±0, ±inf or NaN, or is not certified by ORACLE §5's
+/// prod row: Π max(1,|x|)·(1+u)^n ≥ Ω or Π min(1,|x|) < 2^emin·(1+u)^n, so that a sub-product of
+/// it, in some order, can overflow or underflow. Only there can a backend that divides the full
+/// product by x_p fail ORACLE §7 (group.hpp). False for a case the semantics rejects.
+bool a_prod_fibre_can_leave_the_normal_range(const Case& c) {
   if (c.op != Op::reduce || c.inputs.size() != 1 || c.reduction != "prod") return false;
   const Tensor& input = c.inputs[0];
   const auto checked = check_reduce(c.pattern, *c.reduction, input.shape(), c.axis_lengths, c.dtype, Limits{});
@@ -133,26 +134,38 @@ bool a_prod_fibre_is_not_normal(const Case& c) {
       return false;
     } else {
       using reference::Dyadic;
-      const Dyadic normal_min = Dyadic::of(static_cast<double>(std::numeric_limits<T>::min()));
-      const Dyadic finite_max = Dyadic::of(static_cast<double>(std::numeric_limits<T>::max()));
-      std::map<std::int64_t, Dyadic> products;  // fibre (the kept axes' coordinates, row-major) → |Π x|
+      using L = std::numeric_limits<T>;
+      struct Fibre {
+        Dyadic high, low;  // Π max(1,|x|), Π min(1,|x|)
+        std::int64_t n = 0;
+      };
+      std::map<std::int64_t, Fibre> fibres;  // by the kept axes' coordinates, row-major
       std::vector<std::int64_t> coordinate(r.axes.size(), 0);  // the element's, over the elementary axes
+      const Dyadic one = Dyadic::of(1.0);
       for (const T value : input.template values<T>()) {
-        const double x = static_cast<double>(value);  // exact for every float dtype
+        const double x = std::fabs(static_cast<double>(value));  // exact for every float dtype
         if (!std::isfinite(x) || x == 0) return true;
-        std::int64_t fibre = 0;
+        std::int64_t key = 0;
         for (std::size_t a = 0; a < r.axes.size(); ++a) {
-          if (!reduced[a]) fibre = fibre * r.axes[a].length + coordinate[a];
+          if (!reduced[a]) key = key * r.axes[a].length + coordinate[a];
         }
-        const auto [it, first] = products.try_emplace(fibre, Dyadic::of(std::fabs(x)));
-        if (!first) it->second = it->second * Dyadic::of(std::fabs(x));
+        auto [it, first] = fibres.try_emplace(key, Fibre{one, one, 0});
+        Fibre& f = it->second;
+        (x > 1 ? f.high : f.low) = (x > 1 ? f.high : f.low) * Dyadic::of(x);
+        ++f.n;
         for (std::size_t a = r.axes.size(); a-- > 0;) {  // the next element in row-major order
           if (++coordinate[a] < r.axes[a].length) break;
           coordinate[a] = 0;
         }
       }
-      return std::any_of(products.begin(), products.end(), [&](const auto& fibre) {
-        return compare(fibre.second, normal_min) < 0 || compare(fibre.second, finite_max) > 0;
+      const Dyadic one_plus_u = one + Dyadic(1, -L::digits);  // u = 2^-p, round to nearest
+      const Dyadic finite_max = Dyadic::of(static_cast<double>(L::max()));
+      const Dyadic normal_min = Dyadic::of(static_cast<double>(L::min()));
+      return std::any_of(fibres.begin(), fibres.end(), [&](const auto& entry) {
+        const Fibre& f = entry.second;
+        Dyadic growth = one;  // (1+u)^n
+        for (std::int64_t i = 0; i < f.n; ++i) growth = growth * one_plus_u;
+        return compare(f.high * growth, finite_max) >= 0 || compare(f.low, normal_min * growth) < 0;
       });
     }
   });
@@ -266,9 +279,9 @@ std::string_view signature_kind(std::string_view signature) {
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
   const std::string head = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk);
   if (verdict_label == kEmptyContractionLabel) return head;  // one root cause per library and op (group.hpp)
-  if (shrunk.is_vjp() && verdict_label.starts_with("mismatch(") && a_prod_fibre_is_not_normal(shrunk)) {
+  if (shrunk.is_vjp() && verdict_label.starts_with("mismatch(") && a_prod_fibre_can_leave_the_normal_range(shrunk)) {
     // the product divided by an element (group.hpp): one group per library, whatever the symptom
-    return std::string(family) + " | mismatch | " + op_text(shrunk) + " | " + std::string(kProdFibreNotNormal);
+    return std::string(family) + " | mismatch | " + op_text(shrunk) + " | " + std::string(kProdFibreLeavesRange);
   }
   if (verdict_label == kRejectDisagreeLabel) {  // keyed by what the semantics says of the case (group.hpp)
     const auto checked = check_case(shrunk, Limits{});

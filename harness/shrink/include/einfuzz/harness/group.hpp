@@ -40,7 +40,8 @@ std::string length_classes(const Case& c);
 /// The verdict of an element whose contraction has no term and whose result is not ±0 (ORACLE §1).
 inline constexpr std::string_view kEmptyContractionLabel = "mismatch(special: empty-contraction)";
 /// The last field of a prod VJP mismatch's signature when the division explains it (group_signature).
-inline constexpr std::string_view kProdFibreNotNormal = "a fibre's product is not a normal number";
+inline constexpr std::string_view kProdFibreLeavesRange =
+    "a fibre holds 0, inf or NaN or a sub-product that can overflow or underflow";
 /// The verdict of a case one side rejects and the other accepts (ORACLE §6).
 inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 
@@ -64,15 +65,18 @@ inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 /// refuses a valid case: torch's int32 sums meet int32 operands in a mixed-type kernel once an axis
 /// is empty, in six operand arrangements so far, each a new group before).
 ///
-/// A mismatch of a prod VJP where some fibre holds ±0, ±inf or NaN, or has an exact product outside
-/// the dtype's normal range, is `family | mismatch | vjp-reduce/prod | a fibre's product is not a
-/// normal number`, whatever its verdict's detail, dtype, pattern or values. There a backend that
-/// computes g·(Π/x_p) instead of the leave-one-out product cannot get it right (ORACLE §7 names the
-/// NaN, Inf and 0 it returns; a subnormal Π also loses the bits a `value` mismatch shows), and
-/// everywhere else the division's n + 1 roundings are inside the bound, so it cannot fail there.
-/// Torch's `prod_backward` divides: its failures came as four verdict details over dtypes, patterns
-/// and value classes, 17 stored groups, and a VJP-heavy campaign still met new ones in 120 s. A
-/// second prod-VJP bug of one library that shows only on such fibres would join this group.
+/// A mismatch of a prod VJP where some fibre holds ±0, ±inf or NaN, or is not certified by
+/// ORACLE §5's prod row (Π max(1,|x|)·(1+u)^n ≥ Ω or Π min(1,|x|) < 2^emin·(1+u)^n: some
+/// sub-product, in some order, can overflow or underflow) is `family | mismatch | vjp-reduce/prod |
+/// a fibre holds 0, inf or NaN or a sub-product that can overflow or underflow`, whatever its
+/// verdict's detail, dtype, pattern or values. There a backend that computes g·(Π/x_p) instead of
+/// the leave-one-out product can fail (ORACLE §7 names the NaN, Inf and 0 it returns; a subnormal
+/// Π also loses the bits a `value` mismatch shows). Everywhere else its computed Π is within
+/// (1+u)^(n−1) of the exact one and the division's n + 1 roundings are inside §7's bound, so it
+/// cannot fail there, and a mismatch there keeps the full signature: another cause. Torch's
+/// `prod_backward` divides: its failures came as four verdict details over dtypes, patterns and
+/// value classes, 17 stored groups, and VJP-heavy campaigns kept meeting new ones. A second
+/// prod-VJP bug of one library that shows only on such fibres would join this group.
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label);
 
 /// A group signature's kind: its first four fields, `family | verdict label | op[/reduction] |
