@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
+#include <string_view>
 #include <optional>
 #include <vector>
 
@@ -264,6 +266,15 @@ class PluginBackend final : public Backend {
   std::int64_t next_id_ = 1;
 };
 
+/// Why a table's named field is refused: set and none of `allowed` (NULL takes the default). Read
+/// as strictly as a protocol-A hello: a misspelt "Ordered" would otherwise be judged any-order.
+std::optional<std::string> unknown_name(const char* value, const char* field, std::initializer_list<std::string_view> allowed) {
+  if (!value || std::find(allowed.begin(), allowed.end(), std::string_view(value)) != allowed.end()) return std::nullopt;
+  std::string names;
+  for (const std::string_view a : allowed) names += (names.empty() ? "\"" : ", \"") + std::string(a) + "\"";
+  return "its " + std::string(field) + " \"" + backend_text(value, 60) + "\" is not one of " + names;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& options) {
@@ -291,6 +302,12 @@ Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& option
           std::to_string(EINFUZZ_PLUGIN_ABI_VERSION_1) + " to " + std::to_string(EINFUZZ_PLUGIN_ABI_VERSION);
   } else if (!table->run) {
     why = "its table has no run function";
+  } else if (auto bad_name = unknown_name(table->semantics, "semantics", {"ordered", "any-order"})) {
+    why = *bad_name;
+  } else if (auto bad_nan = unknown_name(table->nan_profile, "nan_profile", {"propagate", "ignore", "ordered"})) {
+    why = *bad_nan;
+  } else if (auto bad_notation = unknown_name(table->notation, "notation", {"einops", "numpy"})) {
+    why = *bad_notation;
   } else if (table->abi_version >= EINFUZZ_PLUGIN_ABI_VERSION_2 && table->tie_rule &&
              !tie_rule_from_name(table->tie_rule)) {
     why = "its tie_rule \"" + backend_text(table->tie_rule, 60) + "\" is not \"equal-share\", \"one\" or \"all\"";

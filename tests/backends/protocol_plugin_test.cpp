@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "einfuzz/backends/plugin.hpp"
@@ -150,6 +151,36 @@ TEST(ProtocolB, Abi2VjpFaultsAreVerdictsAndABadTieRuleIsBadInput) {
   const auto bad = load_plugin_backend(o);
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(contains(bad.error().message, "its tie_rule \"first\" is not")) << bad.error().message;
+}
+
+TEST(ProtocolB, ATableIsReadAsStrictlyAsAHello) {
+  // A misspelt or unknown name is refused at load, as a protocol-A hello refuses it: read as the
+  // default, "Ordered" would have escaped bitwise judging.
+  for (const auto& [variable, value, field] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {"EINFUZZ_FAULTY_SEMANTICS", "Ordered", "semantics"},
+           {"EINFUZZ_FAULTY_NAN_PROFILE", "bogus-nan", "nan_profile"},
+           {"EINFUZZ_FAULTY_NOTATION", "klingon", "notation"}}) {
+    ::setenv(variable, value, 1);
+    PluginOptions o;
+    o.path = EINFUZZ_FAULTY_PLUGIN;
+    const auto bad = load_plugin_backend(o);
+    ::unsetenv(variable);
+    ASSERT_FALSE(bad.ok()) << variable;
+    EXPECT_EQ(bad.error().code, Code::invalidArgument);
+    EXPECT_TRUE(contains(bad.error().message, std::string("its ") + field + " \"" + value + "\" is not one of"))
+        << bad.error().message;
+  }
+  // The names the protocol defines load.
+  for (const auto& [variable, value] : std::vector<std::pair<const char*, const char*>>{
+           {"EINFUZZ_FAULTY_SEMANTICS", "ordered"}, {"EINFUZZ_FAULTY_NAN_PROFILE", "ignore"},
+           {"EINFUZZ_FAULTY_NOTATION", "numpy"}}) {
+    ::setenv(variable, value, 1);
+    PluginOptions o;
+    o.path = EINFUZZ_FAULTY_PLUGIN;
+    const auto good = load_plugin_backend(o);
+    ::unsetenv(variable);
+    EXPECT_TRUE(good.ok()) << variable << "=" << value;
+  }
 }
 
 TEST(ProtocolB, Abi3TablesDeclareTheirPrecisionProfile) {

@@ -140,5 +140,12 @@ static einfuzz_plugin_v1 kPlugin = {FAULTY_ABI_VERSION, "faulty plugin", NULL, k
 EINFUZZ_PLUGIN_EXPORT const einfuzz_plugin* einfuzz_plugin_entry(void) {
   const char* name = getenv("EINFUZZ_FAULTY_NAME");
   if (name && *name) kPlugin.name = name;
+  /* Declarations a harness must refuse, per test (EINFUZZ_FAULTY_SEMANTICS=Ordered, ...). */
+  const char* semantics = getenv("EINFUZZ_FAULTY_SEMANTICS");
+  if (semantics) kPlugin.semantics = semantics;
+  const char* nan_profile = getenv("EINFUZZ_FAULTY_NAN_PROFILE");
+  if (nan_profile) kPlugin.nan_profile = nan_profile;
+  const char* notation = getenv("EINFUZZ_FAULTY_NOTATION");
+  if (notation) kPlugin.notation = notation;
   return (const einfuzz_plugin*)&kPlugin;
 }
