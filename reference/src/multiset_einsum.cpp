@@ -143,8 +143,36 @@ void round_down_up(u128 m, long e, double& down, double& up) {
 double gamma_up(std::int64_t n, double u) {
   if (n <= 0) return 0;
   const double nu = static_cast<double>(n) * u;  // exact: n < 2^53 and u a power of two
-  if (nu >= 1) return std::numeric_limits<double>::infinity();
+  if (nu >= 1) return one_plus_u_pow_minus_one_up(n, u);
   return next_up(nu / next_down(1 - nu));
+}
+
+double one_plus_u_pow_minus_one_up(std::int64_t n, double u) {
+  if (n <= 0) return 0;
+  // Square and multiply on dyadics m·2^e whose mantissas are cut to 128 bits rounding up after each
+  // product: every partial power bounds the exact one from above, within a relative 2^-120 or so.
+  const auto cut_up = [](mpz_class& m, long& e) {
+    const auto bits = static_cast<long>(mpz_sizeinbase(m.get_mpz_t(), 2));
+    if (bits <= 128) return;
+    mpz_cdiv_q_2exp(m.get_mpz_t(), m.get_mpz_t(), static_cast<mp_bitcnt_t>(bits - 128));
+    e += bits - 128;
+  };
+  const int digits = -std::ilogb(u);  // u = 2^-digits
+  mpz_class base = (mpz_class(1) << digits) + 1, power = 1;
+  long base_e = -digits, power_e = 0;
+  for (auto bits = static_cast<std::uint64_t>(n); bits != 0; bits >>= 1) {
+    if (bits & 1) {
+      power *= base;
+      power_e += base_e;
+      cut_up(power, power_e);
+    }
+    if (bits > 1) {
+      base *= base;
+      base_e *= 2;
+      cut_up(base, base_e);
+    }
+  }
+  return (Dyadic(std::move(power), power_e) - Dyadic::of(1.0)).round<double>(Rounding::up);
 }
 
 double one_plus_u_pow_up(std::int64_t n, double u) {

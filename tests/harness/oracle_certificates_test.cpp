@@ -9,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "einfuzz/core/rounding.hpp"
 #include "harness/oracle_support.hpp"
 
 namespace einfuzz {
@@ -78,6 +79,30 @@ void no_overflow_boundary(std::int64_t terms, int slack_ulps) {
     const Verdict v = judge_any_order(einsum_truth(case_at(above)), tensor_of<T>({}, {L::infinity()}), {});
     EXPECT_EQ(v.label(), "indeterminate(overflow-possible)");
   }
+}
+
+TEST(OracleCertificates, GammaIsTheGrowthItselfWhereNTimesUReachesOne) {
+  // ORACLE §2: where n·u >= 1 (long sums in bf16 or f16) γ_n is (1+u)^n − 1 itself, rounded up:
+  // finite, above the exact value and within a relative 2^-50 of it (MPFR, exactly).
+  for (const auto& [digits, n] : std::vector<std::pair<int, std::int64_t>>{
+           {8, 256}, {8, 257}, {8, 400}, {8, 5000}, {11, 2048}, {11, 3000}, {11, 70000}}) {
+    const double u = std::ldexp(1.0, -digits);
+    const double gamma = reference::gamma_up(n, u);
+    ASSERT_TRUE(std::isfinite(gamma)) << "u = 2^-" << digits << ", n = " << n;
+    Mp one_plus_u(digits + 1), growth(static_cast<mpfr_prec_t>(n + 1) * (digits + 1) + 64);
+    mpfr_set_ui_2exp(one_plus_u.get(), 1, -digits, MPFR_RNDN);
+    mpfr_add_ui(one_plus_u.get(), one_plus_u.get(), 1, MPFR_RNDN);
+    ASSERT_EQ(mpfr_pow_ui(growth.get(), one_plus_u.get(), static_cast<unsigned long>(n), MPFR_RNDN), 0);
+    ASSERT_EQ(mpfr_sub_ui(growth.get(), growth.get(), 1, MPFR_RNDN), 0);
+    EXPECT_LE(mpfr_cmp_d(growth.get(), gamma), 0) << "below the exact value: u = 2^-" << digits << ", n = " << n;
+    // gamma <= exact·(1 + 2^-50): one rounding of a double and the cut mantissas' drift
+    Mp slack(mpfr_get_prec(growth.get()) + 64);
+    mpfr_mul_2si(slack.get(), growth.get(), -50, MPFR_RNDN);
+    mpfr_add(slack.get(), slack.get(), growth.get(), MPFR_RNDN);
+    EXPECT_GE(mpfr_cmp_d(slack.get(), gamma), 0) << "not tight: u = 2^-" << digits << ", n = " << n;
+  }
+  // Below n·u = 1 the bound stays n·u/(1 − n·u).
+  EXPECT_EQ(reference::gamma_up(255, 0x1p-8), next_up(255 * 0x1p-8 / next_down(1 - 255 * 0x1p-8)));
 }
 
 TEST(OracleCertificates, NoOverflowFlipsAtItsThreshold) {

@@ -294,8 +294,8 @@ Case ones_case(DType dtype, std::int64_t n, bool reduce) {
 
 TEST(OracleProfile, LongSumsOfOnesSeparateTheAccumulators) {
   for (const bool reduce : {false, true}) {
-    // f16: the storage profile has no enclosure past 2048 terms (n·u >= 1), so 2048 passes; with
-    // an f32 accumulator only 3000 itself does.
+    // f16: past 2048 terms (n·u >= 1) the storage profile's γ is (1+u)^n − 1 ≈ 3.3, so 2048 passes;
+    // with an f32 accumulator only 3000 itself does.
     const Case f16 = ones_case(DType::f16, 3000, reduce);
     EXPECT_EQ(judged_under<Float16>(f16, storage_profile(DType::f16), 2048).kind, VerdictKind::pass);
     const Verdict stuck = judged_under<Float16>(f16, {DType::f32, InputRounding::none}, 2048);
@@ -309,6 +309,31 @@ TEST(OracleProfile, LongSumsOfOnesSeparateTheAccumulators) {
     const Case bf16 = ones_case(DType::bf16, 400, reduce);
     EXPECT_EQ(judged_under<BFloat16>(bf16, {DType::f32, InputRounding::none}, 256).kind, VerdictKind::mismatch_value);
     EXPECT_EQ(judged_under<BFloat16>(bf16, {DType::f32, InputRounding::none}, 400).kind, VerdictKind::pass);
+  }
+}
+
+TEST(OracleProfile, LongSumsUnderTheStorageProfileStillHaveAnEnclosure) {
+  // ORACLE §2: where n·u >= 1, γ_n is (1+u)^n − 1 itself, finite. The sum of n ones in the
+  // storage format is at most n·γ_n wide around n; past it a value is a mismatch, however long the
+  // sum (before, any finite answer passed there).
+  for (const bool reduce : {false, true}) {
+    const auto wide = [](std::int64_t n, int digits) {
+      return static_cast<double>(n) * reference::gamma_up(n, std::ldexp(1.0, -digits));
+    };
+    const Case bf16 = ones_case(DType::bf16, 400, reduce);
+    const double bf16_reach = 400 + wide(400, 8);  // about 1903
+    EXPECT_EQ(judged_under<BFloat16>(bf16, storage_profile(DType::bf16), 256).kind, VerdictKind::pass);
+    EXPECT_EQ(judged_under<BFloat16>(bf16, storage_profile(DType::bf16), 1792).kind, VerdictKind::pass);
+    ASSERT_LT(bf16_reach, 2048);
+    EXPECT_EQ(judged_under<BFloat16>(bf16, storage_profile(DType::bf16), 2048).kind, VerdictKind::mismatch_value);
+    EXPECT_EQ(judged_under<BFloat16>(bf16, storage_profile(DType::bf16), 0x1p100f).kind, VerdictKind::mismatch_value);
+    EXPECT_EQ(judged_under<BFloat16>(bf16, storage_profile(DType::bf16), -0x1p100f).kind, VerdictKind::mismatch_value);
+    const Case f16 = ones_case(DType::f16, 3000, reduce);
+    const double f16_reach = 3000 + wide(3000, 11);  // about 12976
+    ASSERT_LT(f16_reach, 14000);
+    EXPECT_EQ(judged_under<Float16>(f16, storage_profile(DType::f16), 12000).kind, VerdictKind::pass);
+    EXPECT_EQ(judged_under<Float16>(f16, storage_profile(DType::f16), 14000).kind, VerdictKind::mismatch_value);
+    EXPECT_EQ(judged_under<Float16>(f16, storage_profile(DType::f16), 60000).kind, VerdictKind::mismatch_value);
   }
 }
 

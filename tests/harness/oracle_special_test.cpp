@@ -77,6 +77,28 @@ TEST(OracleReachable, InfClassKeepsItsSignWhenUncertain) {
   EXPECT_EQ(v.first->reachable, "{+Inf}");
 }
 
+TEST(OracleReachable, AnUnderflowingFiniteProdIsNeverInfOrNaN) {
+  // ORACLE §3: without an Inf or NaN input only an overflow makes Inf or NaN. A prod whose
+  // sub-products may underflow (2^-100·2^-100 in f32) but cannot overflow has no enclosure for its
+  // finite value (§4): any finite answer is indeterminate, a non-finite one a mismatch.
+  const Case c = reduce_case("a ->", "prod", DType::f32, {{3}, "0x1p-100, 0x1p-100, 2"});
+  for (const bool factoring : {false, true}) {
+    for (const float r : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity()}) {
+      const Verdict v = run_fixed<float>(c, {}, {r}, factoring);
+      EXPECT_EQ(v.label(), "mismatch(special: non-finite result where the value is finite)") << r;
+      ASSERT_TRUE(v.first.has_value());
+      EXPECT_EQ(v.first->reachable, "{any finite}");
+    }
+    EXPECT_EQ(run_fixed<float>(c, {}, {0x1p100f}, factoring).label(), "indeterminate(underflow-possible)");
+    EXPECT_EQ(run_fixed<float>(c, {}, {0.0f}, factoring).label(), "indeterminate(underflow-possible)");
+  }
+  // Where the product can also overflow, Inf and NaN stay possible.
+  const Case both = reduce_case("a ->", "prod", DType::f32, {{4}, "0x1p-100, 0x1p-100, 0x1p100, 0x1p100"});
+  EXPECT_EQ(run_fixed<float>(both, {}, {std::numeric_limits<float>::infinity()}, true).label(),
+            "indeterminate(overflow-possible)");
+}
+
 TEST(OracleReachable, NanClassIsCertainWithoutFactoringEvenWhenCertificatesFail) {
   // 0·Inf and Ω·Ω: M overflows. Per-term paths give NaN; factoring ones may give ±Inf, never finite.
   Case c = einsum_case("i, i ->", DType::f64, {{{2}, "0, 0"}, {{2}, "inf, 0"}});

@@ -17,8 +17,8 @@ namespace {
 
 using namespace vjp_test;
 
-constexpr VjpJudgeOptions kOne{true, false, TieRule::one};
-constexpr VjpJudgeOptions kAll{true, false, TieRule::all};
+constexpr VjpJudgeOptions kOne{false, TieRule::one};
+constexpr VjpJudgeOptions kAll{false, TieRule::all};
 
 // "a b, b c -> a c": dA = g·Bᵀ, dB = Aᵀ·g. A = [[1,2],[3,4]], B = [[5,6],[7,8]], g = ones:
 // dA[a][b] = Σ_c B[b][c] = [[11,15],[11,15]]; dB[b][c] = Σ_a A[a][b] = [[4,4],[6,6]].
@@ -196,7 +196,8 @@ TEST(OracleVjp, WrongCountShapeOrDtypeIsShapeMismatch) {
 /// An any-order backend that answers every VJP case with fixed cotangents, under a tie rule.
 class FixedVjpBackend final : public Backend {
  public:
-  FixedVjpBackend(std::vector<Tensor> answer, TieRule rule) : answer_(std::move(answer)) {
+  FixedVjpBackend(std::vector<Tensor> answer, TieRule rule, bool factoring = true) : answer_(std::move(answer)) {
+    caps_.factoring = factoring;
     caps_.ops = {Op::einsum, Op::reduce};
     caps_.reductions = {"sum", "mean", "prod", "min", "max"};
     caps_.dtypes = {DType::f32, DType::f64};
@@ -234,6 +235,27 @@ TEST(OracleVjp, RunCaseJudgesAnAnyOrderVjpBackend) {
   EXPECT_EQ(v.kind, VerdictKind::mismatch_value) << explain(v);
   ASSERT_TRUE(v.first);
   EXPECT_EQ(v.first->gradient_of, 0);
+}
+
+// ORACLE §7: an einsum VJP is judged with factoring assumed, whatever the forward declares. `i, j ->`
+// with x1 = [0, 1] and g = inf: per term x0's cotangent is inf·0 + inf·1 = NaN, summed first it is
+// inf·1 = inf (torch's autograd); a backend whose forward einsum never factors may still do so.
+TEST(OracleVjp, AnEinsumVjpIsJudgedAsFactoringWhateverTheForwardDeclares) {
+  Case c;
+  c.pattern = "i, j ->";
+  c.dtype = DType::f64;
+  c.inputs = {f64({1}, "1"), f64({2}, "0, 1")};
+  c.cotangent = f64({}, "inf");
+  for (const bool factoring : {true, false}) {
+    FixedVjpBackend factored({f64({1}, "inf"), f64({2}, "inf, inf")}, TieRule::equal_share, factoring);
+    Backend* list[] = {&factored};
+    const Verdict v = run_case(c, list, {}).backends.at(0).verdict;
+    EXPECT_EQ(v.label(), "indeterminate(special-path-dependent)") << factoring << ": " << explain(v);
+    // A finite answer where no path is finite stays a mismatch.
+    FixedVjpBackend finite({f64({1}, "1"), f64({2}, "inf, inf")}, TieRule::equal_share, factoring);
+    Backend* finite_list[] = {&finite};
+    EXPECT_EQ(run_case(c, finite_list, {}).backends.at(0).verdict.kind, VerdictKind::mismatch_special) << factoring;
+  }
 }
 
 }  // namespace

@@ -58,11 +58,13 @@ AcceptedSet accepted_element(const ElementTruth& t, const AnyOrderJudgeOptions& 
   }
   const bool no_overflow = t.no_overflow_for(o.factoring);
   AcceptedSet a;
-  a.nan = a.pos_inf = a.neg_inf = !no_overflow || !t.no_inf_underflow;
+  // Only an overflow makes Inf or NaN from finite inputs (an underflowing sub-product is 0 or subnormal).
+  a.nan = a.pos_inf = a.neg_inf = !no_overflow;
   a.divisor = t.divisor;
   if (!t.no_inf_underflow) {
     a.finite = AcceptedSet::Finite::any;
     a.why = "finite; a sub-product may underflow: no enclosure";
+    if (!no_overflow) a.why += "; overflow possible";
     return a;
   }
   if (t.bounded) {

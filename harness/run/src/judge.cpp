@@ -195,11 +195,12 @@ ElementJudgement judge_element(const ElementTruth& t, T r, const AnyOrderJudgeOp
   }
   const bool no_overflow = t.no_overflow_for(o.factoring);
   if (!std::isfinite(r)) {
+    // No Inf or NaN input reaches this element: only an overflow makes Inf or NaN on some path. A
+    // sub-product that underflows is 0 or subnormal there, never Inf or NaN (ORACLE.md §3).
     if (!no_overflow) return {VerdictKind::indeterminate, "overflow-possible"};
-    if (!t.no_inf_underflow) return {VerdictKind::indeterminate, "underflow-possible"};
     return {VerdictKind::mismatch_special, "non-finite result where the value is finite"};
   }
-  // A product whose sub-products may underflow has no enclosure (ORACLE.md §4).
+  // A product whose sub-products may underflow has no enclosure for its finite value (ORACLE.md §4).
   if (!t.no_inf_underflow) return {VerdictKind::indeterminate, "underflow-possible"};
   // A finite result saw no overflow, so the enclosure holds even when overflow was possible.
   // |r·d − exact| <= B·d, exactly (d: mean's n, else 1).
@@ -230,8 +231,7 @@ std::string reachable_set(const ElementTruth& t, bool factoring) {
     case ValueClass::neg_inf: return t.certain() ? "{-Inf}" : "{-Inf, NaN}";
     case ValueClass::finite: break;
   }
-  if (!t.no_inf_underflow) return "{any finite, +Inf, -Inf, NaN}";
-  const std::string finite = t.bounded ? "finite within B" : "any finite";
+  const std::string finite = t.bounded && t.no_inf_underflow ? "finite within B" : "any finite";
   if (!t.no_overflow_for(factoring)) return "{" + finite + ", +Inf, -Inf, NaN}";
   return "{" + finite + "}";
 }

@@ -57,8 +57,9 @@ Verdict judge_vjp_any_order(const reference::MultisetVjp& truth, const Gradients
   if (truth.ties) {
     verdicts.push_back(detail::judge_vjp_ties(*truth.ties, actual.tensors[0], options));
   } else {
-    // Reductions never factor (one operand); an einsum VJP may, as its forward einsum (§7 table).
-    const AnyOrderJudgeOptions element{options.factoring && truth.einsum, options.strict_signed_zero};
+    // Reductions never factor (one operand); an einsum VJP is judged as factoring, whatever the
+    // backend's forward declaration says (§7 table: "factoring assumed").
+    const AnyOrderJudgeOptions element{truth.einsum, options.strict_signed_zero};
     for (std::size_t m = 0; m < expected; ++m) verdicts.push_back(judge_any_order(truth.inputs[m], actual.tensors[m], element));
   }
   return combine_gradient_verdicts(std::move(verdicts));

@@ -72,7 +72,7 @@ Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendRe
   if (caps.semantics == Semantics::ordered) return judge_vjp_ordered(*reference.expected_gradients, *gradients, options.judge);
   if (!reference.multiset_vjp) reference.multiset_vjp = multiset_vjp_of(*reference.checked, c);
   return judge_vjp_any_order(*reference.multiset_vjp, *gradients,
-                             {caps.factoring, options.strict_signed_zero, caps.tie_rule});
+                             {options.strict_signed_zero, caps.tie_rule});
 }
 
 /// True when `options.profile` overrides the declaration of the backend called `name`.

@@ -144,9 +144,12 @@ FormatConstants format_constants();
 /// The same for a format without a dtype (TF32, `input_rounding_format`).
 FormatConstants format_constants(const FloatFormat& format);
 
-/// Upper bounds, computed with outward rounding: γ_n = n·u/(1 − n·u) (+inf when n·u >= 1) and
-/// (1 + u)^n.
+/// Upper bounds, computed with outward rounding: γ_n = n·u/(1 − n·u), or, where n·u >= 1 (long sums
+/// in f16 or bf16), (1 + u)^n − 1 itself (ORACLE §2: always finite, still sound; +inf only past the
+/// largest double); and (1 + u)^n.
 double gamma_up(std::int64_t n, double u);
 double one_plus_u_pow_up(std::int64_t n, double u);
+/// (1 + u)^n − 1 rounded up, u a power of two: the exact power's upper bound with 128-bit mantissas.
+double one_plus_u_pow_minus_one_up(std::int64_t n, double u);
 
 }  // namespace einfuzz::reference

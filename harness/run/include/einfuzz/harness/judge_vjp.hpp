@@ -22,8 +22,9 @@ Verdict combine_gradient_verdicts(std::vector<Verdict> verdicts);
 Verdict judge_vjp_ordered(const std::vector<Tensor>& expected, const Gradients& actual,
                           const OrderedJudgeOptions& options = {});
 
+/// An einsum VJP is judged as factoring whatever the backend declares for its forward einsum
+/// (ORACLE §7 table: "factoring assumed"): a backward pass is free to sum before it multiplies.
 struct VjpJudgeOptions {
-  bool factoring = true;            ///< einsum VJPs: the backend may factor (ORACLE §7 table)
   bool strict_signed_zero = false;  ///< a wrong zero sign is a mismatch, not a note
   TieRule tie_rule = TieRule::equal_share;  ///< min/max: which tie-set elements receive g
 };
