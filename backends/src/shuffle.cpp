@@ -166,7 +166,7 @@ class ShuffleBackend final : public Backend {
     const auto eval = [&](auto tag) -> BackendResult {
       using T = decltype(tag);
       if (const auto* e = std::get_if<CheckedEinsum>(&*checked)) {
-        return Gradients{shuffle_detail::shuffle_vjp_einsum<T>(*e, c.inputs, *c.cotangent, rng)};
+        return Gradients{shuffle_detail::shuffle_vjp_einsum<T>(*e, c.inputs, *c.cotangent, rng, caps_.profile(c.dtype))};
       }
       return Gradients{{shuffle_detail::shuffle_vjp_reduce<T>(std::get<CheckedReduce>(*checked), c.inputs[0],
                                                                *c.cotangent, rng)}};

@@ -31,9 +31,11 @@ Tensor shuffle_reduce(const CheckedReduce& r, const Tensor& input, Rng& rng, con
                       const PrecisionProfile& profile);
 
 /// The VJP of a checked einsum on T (f32, f64) with cotangent `g` (ORACLE §7): one cotangent per
-/// operand, each element's terms multiplied and summed along random trees (no FMA, no wider type).
+/// operand, each element's terms multiplied and summed along random trees (no FMA), in `profile`'s
+/// accumulator with its input rounding (an einsum VJP is an einsum, ORACLE §8), converted once.
 template <class T>
-std::vector<Tensor> shuffle_vjp_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, Rng& rng);
+std::vector<Tensor> shuffle_vjp_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, Rng& rng,
+                                       const PrecisionProfile& profile);
 
 /// The VJP of a checked differentiable reduce on T (f32, f64) with cotangent `g`, tie rule
 /// equal-share (ORACLE §7), in random valid orders.

@@ -1,7 +1,8 @@
 // The shuffle backend's VJPs (ORACLE §7): every element of every cotangent along random but valid
 // orders — each einsum term's product a random tree, the terms summed along a random tree, mean as
 // g/n or g·(1/n), prod's leave-one-out product a random association, min/max's equal share as
-// g/|T| or g·(1/|T|). Only the orders ORACLE §7 allows vary: no FMA, no wider accumulator.
+// g/|T| or g·(1/|T|). Only the orders ORACLE §7 allows vary: no FMA; an einsum's VJP in the
+// declared profile's accumulator and input rounding (ORACLE §8), a reduce's in its dtype.
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -14,10 +15,14 @@
 
 namespace einfuzz::shuffle_detail {
 
-template <class T>
-std::vector<Tensor> shuffle_vjp_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g,
-                                       Rng& rng) {
-  Shuffler<T> sh(rng, /*fma=*/false);
+namespace {
+
+/// shuffle_vjp_einsum in the accumulator W (T or wider), every factor rounded to TF32 when `tf32`,
+/// each element converted to T once.
+template <class T, class W>
+std::vector<Tensor> vjp_einsum_in(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, Rng& rng,
+                                  bool tf32) {
+  Shuffler<W> sh(rng, /*fma=*/false);
   Shape lengths;
   for (const Axis& a : e.axes) lengths.push_back(a.length);
   std::vector<int> all(e.axes.size());
@@ -37,22 +42,34 @@ std::vector<Tensor> shuffle_vjp_einsum(const CheckedEinsum& e, std::span<const T
   std::vector<Tensor> out;
   for (std::size_t m = 0; m < inputs.size(); ++m) {
     // Every term reaching each element of operand m, its product along its own random tree.
-    std::vector<std::vector<Node<T>>> terms(static_cast<std::size_t>(inputs[m].size()));
-    std::vector<T> factors;
+    std::vector<std::vector<Node<W>>> terms(static_cast<std::size_t>(inputs[m].size()));
+    std::vector<W> factors;
+    const auto factor = [&](T v) { return tf32_if(tf32, static_cast<W>(v)); };
     for_each_coord(all, lengths, coords, [&] {
       factors.clear();
-      factors.push_back(gv[static_cast<std::size_t>(storage_offset(out_stride, coords))]);
+      factors.push_back(factor(gv[static_cast<std::size_t>(storage_offset(out_stride, coords))]));
       for (std::size_t q = 0; q < inputs.size(); ++q) {
-        if (q != m) factors.push_back(x[q][static_cast<std::size_t>(storage_offset(strides[q], coords))]);
+        if (q != m) factors.push_back(factor(x[q][static_cast<std::size_t>(storage_offset(strides[q], coords))]));
       }
       terms[static_cast<std::size_t>(storage_offset(strides[m], coords))].push_back({sh.product_value(factors)});
     });
     std::vector<T> grad(terms.size());
     // A random summation tree per element; no term at all (off a diagonal, an empty axis) is +0.
-    for (std::size_t p = 0; p < terms.size(); ++p) grad[p] = sh.sum(terms[p]);
+    for (std::size_t p = 0; p < terms.size(); ++p) grad[p] = static_cast<T>(sh.sum(terms[p]));
     out.emplace_back(inputs[m].shape(), std::move(grad));
   }
   return out;
+}
+
+}  // namespace
+
+template <class T>
+std::vector<Tensor> shuffle_vjp_einsum(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, Rng& rng,
+                                       const PrecisionProfile& profile) {
+  const bool tf32 = std::is_same_v<T, float> && profile.round_inputs == InputRounding::tf32;
+  return with_profile_accumulator<T>(profile, /*allow_wider=*/false, rng, [&](auto wide) {
+    return vjp_einsum_in<T, typename decltype(wide)::type>(e, inputs, g, rng, tf32);
+  });
 }
 
 template <class T>
@@ -122,8 +139,10 @@ Tensor shuffle_vjp_reduce(const CheckedReduce& r, const Tensor& input, const Ten
   return Tensor(r.input_shape, std::move(grad));
 }
 
-template std::vector<Tensor> shuffle_vjp_einsum<float>(const CheckedEinsum&, std::span<const Tensor>, const Tensor&, Rng&);
-template std::vector<Tensor> shuffle_vjp_einsum<double>(const CheckedEinsum&, std::span<const Tensor>, const Tensor&, Rng&);
+template std::vector<Tensor> shuffle_vjp_einsum<float>(const CheckedEinsum&, std::span<const Tensor>, const Tensor&, Rng&,
+                                                       const PrecisionProfile&);
+template std::vector<Tensor> shuffle_vjp_einsum<double>(const CheckedEinsum&, std::span<const Tensor>, const Tensor&, Rng&,
+                                                        const PrecisionProfile&);
 template Tensor shuffle_vjp_reduce<float>(const CheckedReduce&, const Tensor&, const Tensor&, Rng&);
 template Tensor shuffle_vjp_reduce<double>(const CheckedReduce&, const Tensor&, const Tensor&, Rng&);
 

@@ -101,7 +101,8 @@ void add_profile_option(CLI::App* cmd, RunOptions& run) {
          "judge any-order float results under P instead of each backend's declared precision profile: "
          "declared (default) | ACC | ACC+tf32, ACC one of f16, bf16, f32, f64 (ORACLE §8; e.g. f32+tf32); it must "
          "be valid for the case's dtype (never narrower; a reduce never rounds its inputs); ordered backends "
-         "(fused) and integer/bool cases stay bitwise, VJP cases are judged as before")
+         "(fused) and integer/bool cases stay bitwise; an einsum VJP is judged under P as its forward einsum is, a "
+         "reduce's VJP under the storage profile")
       ->type_name("P")
       ->check(spelled);
 }

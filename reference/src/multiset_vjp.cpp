@@ -49,7 +49,8 @@ GlobalReads global_reads(const CheckedEinsum& e) {
 }
 
 template <class T>
-MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, ExactPath path) {
+MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs, const Tensor& g, ExactPath path,
+                         const std::optional<detail::ProfileBound>& profile) {
   const GlobalReads reads = global_reads(e);
   // Every operand and the cotangent spread over G: g takes x_m's place as one more factor.
   std::vector<std::vector<T>> broadcast(e.operands.size());
@@ -63,7 +64,7 @@ MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs,
   spread.reserve(reads.output.size());
   for (const std::int64_t o : reads.output) spread.push_back(gv[static_cast<std::size_t>(o)]);
   const std::size_t k = e.operands.size();
-  detail::TermTruth<T> truth(format_constants<T>(), static_cast<int>(k), path);
+  detail::TermTruth<T> truth(format_constants<T>(), static_cast<int>(k), path, profile);
 
   MultisetVjp out;
   out.einsum = true;
@@ -107,6 +108,11 @@ MultisetVjp einsum_truth(const CheckedEinsum& e, std::span<const Tensor> inputs,
 
 MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g,
                                 ExactPath path) {
+  return multiset_vjp_einsum(einsum, inputs, g, storage_profile(g.dtype()), path);
+}
+
+MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g,
+                                const PrecisionProfile& profile, ExactPath path) {
   if (inputs.size() != einsum.operands.size()) harness_bug("multiset_vjp_einsum: operand count");
   for (std::size_t m = 0; m < inputs.size(); ++m) {
     if (inputs[m].shape() != einsum.operands[m].shape || inputs[m].dtype() != g.dtype()) {
@@ -114,8 +120,9 @@ MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Ten
     }
   }
   if (g.shape() != einsum.output_shape) harness_bug("multiset_vjp_einsum: the cotangent's shape");
-  if (g.dtype() == DType::f32) return einsum_truth<float>(einsum, inputs, g, path);
-  if (g.dtype() == DType::f64) return einsum_truth<double>(einsum, inputs, g, path);
+  const std::optional<detail::ProfileBound> bound = detail::profile_bound(g.dtype(), profile);
+  if (g.dtype() == DType::f32) return einsum_truth<float>(einsum, inputs, g, path, bound);
+  if (g.dtype() == DType::f64) return einsum_truth<double>(einsum, inputs, g, path, bound);
   harness_bug("multiset_vjp_einsum called on a non-float einsum");
 }
 

@@ -204,6 +204,7 @@ class FixedVjpBackend final : public Backend {
     caps_.vjp = true;
     caps_.tie_rule = rule;
   }
+  void declare_round_inputs(DType dtype, InputRounding rounding) { caps_.round_inputs.emplace_back(dtype, rounding); }
   std::string_view name() const override { return "fixed-vjp"; }
   const Capabilities& capabilities() const override { return caps_; }
   BackendResult run(const Case&) override { return Gradients{answer_}; }
@@ -256,6 +257,44 @@ TEST(OracleVjp, AnEinsumVjpIsJudgedAsFactoringWhateverTheForwardDeclares) {
     Backend* finite_list[] = {&finite};
     EXPECT_EQ(run_case(c, finite_list, {}).backends.at(0).verdict.kind, VerdictKind::mismatch_special) << factoring;
   }
+}
+
+// ORACLE §8 / SEMANTICS §13.8: an einsum VJP is an einsum, so a declared TF32 input rounding
+// applies to it as to the forward einsum. `i, i ->` with x1 = 1 + 2^-20: TF32 rounds x1 to 1, so a
+// backward in TF32 gives x0's cotangent g·1 = 1, outside f32's storage bound around 1 + 2^-20.
+TEST(OracleVjp, AnEinsumVjpIsJudgedUnderTheDeclaredProfile) {
+  Case c;
+  c.pattern = "i, i ->";
+  c.dtype = DType::f32;
+  c.inputs = {Tensor(Shape{1}, std::vector<float>{1}), Tensor(Shape{1}, std::vector<float>{0x1.00001p+0f})};
+  c.cotangent = Tensor(Shape{}, std::vector<float>{1});
+  const auto judged = [&](float answer, bool tf32, const RunOptions& options = {}) {
+    FixedVjpBackend b({Tensor(Shape{1}, std::vector<float>{answer}), Tensor(Shape{1}, std::vector<float>{1})},
+                      TieRule::equal_share);
+    if (tf32) b.declare_round_inputs(DType::f32, InputRounding::tf32);
+    Backend* list[] = {&b};
+    return run_case(c, list, options).backends.at(0).verdict;
+  };
+  EXPECT_EQ(judged(1.0f, false).kind, VerdictKind::mismatch_value);
+  EXPECT_EQ(judged(1.0f, true).kind, VerdictKind::pass) << explain(judged(1.0f, true));
+  EXPECT_EQ(judged(0x1.00001p+0f, true).kind, VerdictKind::pass);
+  EXPECT_EQ(judged(1.25f, true).kind, VerdictKind::mismatch_value);
+  // --profile overrides the declaration for VJP einsums too.
+  RunOptions storage;
+  storage.profile = storage_profile(DType::f32);
+  EXPECT_EQ(judged(1.0f, true, storage).kind, VerdictKind::mismatch_value);
+  // A reduce's VJP never rounds its inputs: a sum's VJP is g itself, whatever is declared.
+  Case sum;
+  sum.op = Op::reduce;
+  sum.reduction = "sum";
+  sum.pattern = "a ->";
+  sum.dtype = DType::f32;
+  sum.inputs = {Tensor(Shape{1}, std::vector<float>{0x1.00001p+0f})};
+  sum.cotangent = Tensor(Shape{}, std::vector<float>{0x1.00001p+0f});
+  FixedVjpBackend rounded({Tensor(Shape{1}, std::vector<float>{1})}, TieRule::equal_share);
+  rounded.declare_round_inputs(DType::f32, InputRounding::tf32);
+  Backend* list[] = {&rounded};
+  EXPECT_EQ(run_case(sum, list, {}).backends.at(0).verdict.kind, VerdictKind::mismatch_value);
 }
 
 }  // namespace

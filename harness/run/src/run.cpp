@@ -64,15 +64,27 @@ reference::MultisetVjp multiset_vjp_of(const CheckedCase& checked, const Case& c
   return reference::multiset_vjp_reduce(std::get<CheckedReduce>(checked), c.inputs[0], *c.cotangent);
 }
 
-/// A VJP case's answer: the ordered judge for ordered backends, else the multiset VJP oracle.
+/// A VJP case's answer: the ordered judge for ordered backends, else the multiset VJP oracle. An
+/// einsum VJP is an einsum (SEMANTICS §13.8): it is judged under `profile`, the backend's precision
+/// profile for the dtype (ORACLE §8), as its forward einsum is; a reduce's VJP under the storage
+/// profile (a wider accumulator only narrows its error, and none rounds its inputs).
 Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Capabilities& caps,
-                          const RunOptions& options) {
+                          const PrecisionProfile& profile, const RunOptions& options) {
   const auto* gradients = std::get_if<Gradients>(&result);
   if (!gradients) return make_verdict(VerdictKind::mismatch_shape, "a forward result (one tensor) to a VJP case");
   if (caps.semantics == Semantics::ordered) return judge_vjp_ordered(*reference.expected_gradients, *gradients, options.judge);
+  const VjpJudgeOptions judge{options.strict_signed_zero, caps.tie_rule};
+  const auto* e = std::get_if<CheckedEinsum>(&*reference.checked);
+  if (e && !is_storage_profile(c.dtype, profile)) {
+    for (const auto& [p, truth] : reference.profiled_multiset_vjp) {
+      if (p == profile) return judge_vjp_any_order(truth, *gradients, judge);
+    }
+    const auto& held = reference.profiled_multiset_vjp.emplace_back(
+        profile, reference::multiset_vjp_einsum(*e, c.inputs, *c.cotangent, profile));
+    return judge_vjp_any_order(held.second, *gradients, judge);
+  }
   if (!reference.multiset_vjp) reference.multiset_vjp = multiset_vjp_of(*reference.checked, c);
-  return judge_vjp_any_order(*reference.multiset_vjp, *gradients,
-                             {options.strict_signed_zero, caps.tie_rule});
+  return judge_vjp_any_order(*reference.multiset_vjp, *gradients, judge);
 }
 
 /// True when `options.profile` overrides the declaration of the backend called `name`.
@@ -185,22 +197,22 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
                        std::string(code_name(reference.rejection->code)));
   }
   const Capabilities& caps = backend.capabilities();
-  if (c.is_vjp()) return judge_vjp_backend(reference, c, result, caps, options);
-  const auto* forward = std::get_if<Tensor>(&result);
-  if (!forward) return make_verdict(VerdictKind::mismatch_shape, "a VJP's answer (several tensors) to a forward case");
-  const Tensor& actual = *forward;
-  // Integers wrap and bools are exact: every correct order gives the ordered result bit for bit.
-  const bool exact = !is_float(c.dtype);
-  if (caps.semantics == Semantics::ordered || exact) return judge_ordered(*reference.expected, actual, options.judge);
+  const bool exact = !is_float(c.dtype);  // integers wrap and bools are exact: bitwise on every order
+  const bool any_order = caps.semantics != Semantics::ordered && !exact;
   // A profile no backend may declare (ORACLE §8) has no bound: the declaration is the fault.
   const PrecisionProfile profile = judged_profile(c, backend, options);
-  if (!is_valid_profile(c.dtype, profile)) {
+  if (any_order && !is_valid_profile(c.dtype, profile)) {
     return make_verdict(VerdictKind::crash,
                         "protocol violation: declares accumulate " + std::string(dtype_name(profile.accumulate)) +
                             ", round_inputs " + std::string(input_rounding_name(profile.round_inputs)) + " for " +
                             std::string(dtype_name(c.dtype)) + ", not a valid precision profile (ORACLE §8)",
                         "protocol");
   }
+  if (c.is_vjp()) return judge_vjp_backend(reference, c, result, caps, profile, options);
+  const auto* forward = std::get_if<Tensor>(&result);
+  if (!forward) return make_verdict(VerdictKind::mismatch_shape, "a VJP's answer (several tensors) to a forward case");
+  const Tensor& actual = *forward;
+  if (!any_order) return judge_ordered(*reference.expected, actual, options.judge);
   if (const auto* e = std::get_if<CheckedEinsum>(&*reference.checked)) {
     return judge_any_order(einsum_truth(reference, *e, c, profile), actual, {caps.factoring, options.strict_signed_zero});
   }

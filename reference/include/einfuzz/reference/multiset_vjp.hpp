@@ -51,6 +51,11 @@ struct MultisetVjp {
 /// The multiset VJP truth of a checked float einsum with cotangent `g` (the output's shape).
 MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g,
                                 ExactPath path = ExactPath::fixed);
+/// The same under ORACLE §8's bound for `profile` (valid for g's dtype): an einsum VJP is an einsum
+/// (SEMANTICS §13.8), so a backend's declared accumulator and input rounding apply to it as they
+/// do to its forward einsum.
+MultisetVjp multiset_vjp_einsum(const CheckedEinsum& einsum, std::span<const Tensor> inputs, const Tensor& g,
+                                const PrecisionProfile& profile, ExactPath path = ExactPath::fixed);
 
 /// The multiset VJP truth of a checked float reduce of a differentiable kind with cotangent `g`.
 MultisetVjp multiset_vjp_reduce(const CheckedReduce& reduce, const Tensor& input, const Tensor& g);

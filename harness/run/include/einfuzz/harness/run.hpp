@@ -80,6 +80,8 @@ struct CaseOutcome {
   std::optional<std::vector<Tensor>> expected_gradients;
   /// A VJP case: the multiset VJP truth, computed when an any-order backend needs it.
   std::optional<reference::MultisetVjp> multiset_vjp;
+  /// An einsum VJP: the same under the non-default profiles the any-order backends declared.
+  std::vector<std::pair<PrecisionProfile, reference::MultisetVjp>> profiled_multiset_vjp;
   /// The multiset oracle of a float einsum, computed when an any-order backend needs it.
   std::optional<reference::MultisetEinsum> multiset;
   /// The multiset oracle of a float reduce, computed when an any-order backend needs it.
