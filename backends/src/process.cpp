@@ -247,30 +247,66 @@ ProcessBackend::ProcessBackend(ProcessOptions options) : impl_(std::make_unique<
   impl_->start();
 }
 
-ProcessBackend::~ProcessBackend() {
-  pipeline_.reset();  // the thread finishes the case it runs before the process is told bye
-  Impl& p = *impl_;
-  if (p.pid <= 0) return;
+std::string ProcessBackend::Impl::say_bye() {
+  std::string seen;  // the first 4 KiB it wrote, out_buf's bytes first
+  if (pid <= 0) return seen;
+  const auto keep = [&] {
+    seen.append(out_buf, 0, std::min(out_buf.size(), std::size_t{4096} - std::min(seen.size(), std::size_t{4096})));
+    out_buf.clear();  // read on: a flooding process must not block on a full pipe
+  };
+  keep();
   // PROTOCOL A §5: bye, close stdin, let it exit; whatever is left after a grace period is killed.
   static constexpr char kBye[] = "{\"bye\":true}\n";
-  ::send(p.in_fd, kBye, sizeof kBye - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-  ::shutdown(p.in_fd, SHUT_WR);
+  ::send(in_fd, kBye, sizeof kBye - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::shutdown(in_fd, SHUT_WR);
   const auto until = Clock::now() + kExitGrace;
   while (Clock::now() < until) {
     int status = 0;
-    if (::waitpid(p.pid, &status, WNOHANG) == p.pid) {
-      ::kill(-p.pid, SIGKILL);  // what it left in its group
-      unregister_group(p.pid);
-      p.pid = -1;
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      ::kill(-pid, SIGKILL);  // what it left in its group
+      unregister_group(pid);
+      pid = -1;
       break;
     }
-    pollfd fds[2] = {{p.out_fd, POLLIN, 0}, {p.err_fd, POLLIN, 0}};
-    ::poll(fds, p.err_fd >= 0 ? 2 : 1, 10);
-    p.drain_stdout_now();
-    p.out_buf.clear();
-    p.drain_stderr();
+    pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+    ::poll(fds, err_fd >= 0 ? 2 : 1, 10);
+    drain_stdout_now();
+    keep();
+    drain_stderr();
   }
-  p.kill_process();
+  drain_stdout_now();  // what an exiting process wrote last
+  keep();
+  kill_process();
+  return seen;
+}
+
+ProcessBackend::~ProcessBackend() {
+  pipeline_.reset();  // the thread finishes the case it runs before the process is told bye
+  impl_->say_bye();
+}
+
+std::vector<LateFault> ProcessBackend::take_late_faults() {
+  if (pipeline_) pipeline_->discard_in_flight();  // its answer would come after this call
+  Impl& p = *impl_;
+  std::vector<LateFault> out(p.late.begin() + static_cast<std::ptrdiff_t>(p.late_taken), p.late.end());
+  p.late_taken = p.late.size();
+  return out;
+}
+
+void ProcessBackend::finish() {
+  if (pipeline_) pipeline_->discard_in_flight();
+  Impl& p = *impl_;
+  if (p.pid <= 0) return;
+  const std::string seen = p.say_bye();
+  if (!seen.empty()) {
+    const bool answered = p.last_id >= p.first_id;
+    p.late_fault(answered ? p.last_id : 0,
+                 (seen.size() >= 4096 ? "4096 bytes or more" : std::to_string(seen.size()) + " bytes") +
+                     " on stdout after the complete " +
+                     (answered ? "response to request " + std::to_string(p.last_id) : std::string("hello")) +
+                     ", before it exited on bye (a second message or a long payload), starting \"" +
+                     printable(seen, 60) + "\"");
+  }
 }
 
 std::string_view ProcessBackend::name() const { return impl_->name; }

@@ -211,7 +211,8 @@ std::optional<Fault> ProcessBackend::Impl::read_hello(const Json& j) {
 
 void ProcessBackend::Impl::late_fault(std::int64_t request, const std::string& what) {
   const Fault f = protocol_fault(what);
-  late.push_back(LateFault{request, request == last_id ? last_pattern : std::string(), f});
+  const bool last = request == last_id;
+  late.push_back(LateFault{request, last ? last_pattern : std::string(), f, last ? last_case : std::nullopt});
 }
 
 BackendResult ProcessBackend::Impl::run(const Case& c) {
@@ -296,6 +297,7 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
   if (auto f = exchange(chunks, options.timeout_seconds, "case", in, on_line)) return *f;
   last_id = id;
   last_pattern = c.pattern;
+  last_case = c;
   if (answer) return *answer;
   if (gradients) return wire::split_gradients(*output, gradient_shapes);
   return std::move(*output);

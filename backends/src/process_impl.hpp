@@ -47,8 +47,10 @@ struct ProcessBackend::Impl {
   std::int64_t first_id = 1;      // the first request id this process was sent
   std::int64_t last_id = 0;       // the last request answered (its response complete), 0: none
   std::string last_pattern;       // that request's pattern, for the evidence of a late fault
+  std::optional<Case> last_case;  // that request's case, which a late fault is charged to
   bool stale_answer = false;      // the fault just returned is a response to an earlier request
   std::vector<LateFault> late;
+  std::size_t late_taken = 0;     // late faults already handed out by take_late_faults
 
   // -------------------------------------------------------------------------------------------
   // Process lifetime
@@ -57,6 +59,11 @@ struct ProcessBackend::Impl {
 
   /// Kills the whole process group and reaps the shell; returns the wait status (or -1).
   int kill_process();
+
+  /// PROTOCOL A §5: bye, stdin closed, then up to kExitGrace for the process to exit while stdout
+  /// and stderr are drained; then what is left is killed. Returns the first 4 KiB the process had
+  /// written to stdout and not been read (out_buf's, then what came).
+  std::string say_bye();
 
   /// Reads what stderr holds now, at most 1 MiB per call: a backend writing as fast as this reads
   /// must not keep the harness here past its deadlines.

@@ -241,6 +241,35 @@ TEST(ProtocolA, ASecondAnswerArrivingLateIsChargedToItsRequestNotTheNextCase) {
   EXPECT_EQ(test::run_on(passthrough(), backend).kind, VK::pass);
 }
 
+// A second answer to the last case, sent after the harness read the first: found when the backend is
+// told bye (finish), charged to that case by the one-case commands, handed out once.
+TEST(ProtocolA, ASecondAnswerToTheLastCaseIsFoundOnByeAndChargedToIt) {
+  ProcessBackend backend(faulty_options("double-slow"));
+  ASSERT_FALSE(backend.start_failure()) << backend.start_failure()->evidence;
+  const Case c = boom();
+  Backend* list[] = {&backend};
+  CaseOutcome outcome = run_case(c, list, {});
+  ASSERT_EQ(outcome.backends.at(0).verdict.kind, VK::pass) << outcome.backends[0].verdict.detail;
+  EXPECT_TRUE(backend.take_late_faults().empty());
+  EXPECT_EQ(finish_and_charge_late_faults(outcome, list, c), 1);
+  const Verdict& v = outcome.backends[0].verdict;
+  EXPECT_EQ(v.kind, VK::crash);
+  EXPECT_TRUE(contains(v.detail, "protocol violation after the complete answer")) << v.detail;
+  EXPECT_TRUE(contains(v.detail, "after the complete response to request 1, before it exited on bye")) << v.detail;
+  ASSERT_EQ(backend.late_faults().size(), 1u);
+  ASSERT_TRUE(backend.late_faults()[0].late_case.has_value());
+  EXPECT_EQ(backend.late_faults()[0].late_case->pattern, "boom -> boom");
+  EXPECT_TRUE(backend.take_late_faults().empty());  // handed out once
+  // The next case starts the process again and is not charged.
+  EXPECT_EQ(test::run_on(passthrough(), backend).kind, VK::pass);
+  // A backend that answers once is never charged.
+  ProcessBackend good(faulty_options("none"));
+  Backend* good_list[] = {&good};
+  CaseOutcome clean = run_case(c, good_list, {});
+  EXPECT_EQ(finish_and_charge_late_faults(clean, good_list, c), 0);
+  EXPECT_TRUE(good.late_faults().empty());
+}
+
 // Two answers written one after the other: the second is seen either right after the first (the
 // boom case is charged) or before the next request (recorded against the boom request); which one
 // depends on scheduling, but the next case is never charged and exactly one fault is recorded.

@@ -3,14 +3,19 @@
 // the stored corpus entries and reports, and replay.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <utility>
 
+#include "einfuzz/backends/shuffle.hpp"
 #include "einfuzz/core/check.hpp"
 #include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/generate.hpp"
@@ -420,6 +425,63 @@ TEST(Campaign, AFailureTooLateToShrinkStillCountsAsNew) {
   EXPECT_TRUE(result->findings.empty());
   EXPECT_GE(result->unexamined, 1u);
   EXPECT_TRUE(result->found_new());
+}
+
+// A backend that sent more after a complete answer (LateFault, found when the next request was
+// due or when it was told bye) is reported with the case it answered, stored, and makes the
+// campaign exit 1, although every verdict passed.
+TEST(Campaign, ABackendThatAnswersTwiceIsReportedWithTheCaseItAnsweredTwice) {
+  class AnswersTwice final : public Backend {
+   public:
+    AnswersTwice() : inner_(make_shuffle_backend(1)) {}
+    std::string_view name() const override { return "twice"; }
+    const Capabilities& capabilities() const override { return inner_->capabilities(); }
+    BackendResult run(const Case& c) override {
+      // The second answer to case 3 of the campaign shows up with the next request.
+      if (answered_ && ++runs_ == 5) late_.push_back({4, answered_->pattern, {FaultKind::protocol, "a second response"}, answered_});
+      answered_ = c;
+      return inner_->run(c);
+    }
+    std::vector<LateFault> take_late_faults() override { return std::exchange(late_, {}); }
+    void finish() override { ++finished; }
+    int finished = 0;
+
+   private:
+    std::unique_ptr<Backend> inner_;
+    std::optional<Case> answered_;
+    int runs_ = 1;
+    std::vector<LateFault> late_;
+  };
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("einfuzz-twice-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  CampaignOptions o = counted(8, 1);
+  o.store = true;
+  o.corpus = dir;
+  o.backend_specs = {"twice"};
+  auto result = run_campaign(o, []() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(std::make_unique<AnswersTwice>());
+    return out;
+  });
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  EXPECT_EQ(result->failures, 0u);
+  ASSERT_EQ(result->late_faults.size(), 1u);
+  const LateFaultReport& late = result->late_faults[0];
+  EXPECT_EQ(late.backend, "twice");
+  EXPECT_EQ(late.count, 1u);
+  ASSERT_TRUE(late.case_index.has_value());
+  EXPECT_EQ(*late.case_index, 3u);
+  ASSERT_TRUE(late.late_case.has_value());
+  SeededChoices choices(Rng::mix(1, 3));
+  EXPECT_EQ(case_file_name(*late.late_case), case_file_name(generate_case(choices, o.gen)));
+  EXPECT_TRUE(std::filesystem::exists(late.file)) << late.file;
+  EXPECT_NE(late.reproduce.find("check --case"), std::string::npos) << late.reproduce;
+  EXPECT_TRUE(result->found_new());
+  std::ostringstream summary;
+  write_campaign_summary(*result, o, summary);
+  EXPECT_NE(summary.str().find("LATE  twice  crash  x1"), std::string::npos) << summary.str();
+  EXPECT_EQ(summary.str().find("nothing found"), std::string::npos) << summary.str();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -152,6 +152,25 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
   for (const auto& b : owned) backends.push_back(b.get());
   std::vector<std::unique_ptr<Backend>> fresh;
   std::vector<CaseRecord> records;
+  // This worker's last cases, newest first: a late fault belongs to one its backends answered.
+  std::vector<std::pair<std::uint64_t, Case>> recent;
+  const auto take_late = [&] {
+    for (std::size_t b = 0; b < backends.size(); ++b) {
+      for (LateFault& late : backends[b]->take_late_faults()) {
+        std::optional<std::uint64_t> index;
+        if (late.late_case) {
+          const std::string name = case_file_name(*late.late_case);
+          for (const auto& [i, c] : recent) {
+            if (case_file_name(c) == name) {
+              index = i;
+              break;
+            }
+          }
+        }
+        shared.add_late(b, std::move(late), index);
+      }
+    }
+  };
   // The shard's k-th case is i = shard + k·shards; worker w takes k = w, w + jobs, … (checked
   // against `cases` before the multiplication can overflow).
   for (std::uint64_t k = worker;; k += o.jobs) {
@@ -159,9 +178,10 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     if (o.cases ? k >= shard_case_count(*o.cases, o.shard, o.shards) : Clock::now() >= deadline) break;
     const std::uint64_t i = o.shard + k * o.shards;
     SeededChoices choices(Rng::mix(o.seed, i));
-    const Case c = generate_case(choices, o.gen);
+    Case c = generate_case(choices, o.gen);
     const CaseOutcome outcome = run_case(c, backends, o.run);
     if (stop_requested()) break;  // cut short by SIGINT/SIGTERM: its verdicts mean nothing
+    take_late();
     if (outcome.skipped) ++shared.skipped;
     const std::string reference =
         outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code)) : std::string("accepts");
@@ -223,8 +243,48 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
       record.name = case_file_name(c);
       records.push_back(std::move(record));
     }
+    recent.insert(recent.begin(), {i, std::move(c)});
+    if (recent.size() > 2) recent.pop_back();
+  }
+  // What the backends still send for the last cases before they exit (PROTOCOL A §5).
+  if (!stop_requested()) {
+    for (Backend* b : backends) b->finish();
+    take_late();
   }
   shared.add_records(std::move(records));
+}
+
+/// The report of backend `b`'s late faults, its first one's case stored (unless --no-store) with the
+/// command that reproduces it: `check` tells the backend bye after the case and charges what it
+/// still sends to it.
+LateFaultReport late_report(std::size_t b, Shared::Late&& late, const CampaignOptions& o, const std::string& name) {
+  LateFaultReport r;
+  r.backend = name;
+  const std::string spec = b < o.backend_specs.size() ? o.backend_specs[b] : name;
+  r.count = late.count;
+  r.case_index = late.index;
+  r.evidence = late.first.fault.evidence;
+  r.late_case = std::move(late.first.late_case);
+  if (!r.late_case) return r;
+  Case& c = *r.late_case;
+  c.expect_error.reset();
+  c.origin = {{"seed", std::to_string(o.seed)}};
+  if (r.case_index) c.origin.emplace_back("case", std::to_string(*r.case_index));
+  c.origin.emplace_back("generator", std::string(kGeneratorVersion));
+  c.origin.emplace_back("backend", r.backend);
+  c.origin.emplace_back("verdict", "crash");
+  c.origin.emplace_back("found", today_utc());
+  c.origin.emplace_back("note", "a message after the complete answer: " + r.evidence);
+  r.file = o.corpus / case_file_name(c);
+  if (o.store) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.corpus, ec);
+    r.store_error = ec ? "cannot create " + o.corpus.string() + ": " + ec.message()
+                       : write_file_atomically(r.file.string(), write_case(c), /*no_replace=*/true);
+    if (!r.store_error.empty() && std::filesystem::exists(r.file, ec)) r.store_error.clear();  // found before
+  }
+  r.reproduce = reproduce_command(r.file.string(), {o.command, {spec}, o.run, o.backend_options});
+  return r;
 }
 
 }  // namespace
@@ -346,6 +406,7 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.findings = shared.findings();
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.case_index < b.case_index; });
+  for (auto& [b, late] : shared.late()) result.late_faults.push_back(late_report(b, std::move(late), options, names[b]));
   result.records = shared.records();
   std::sort(result.records.begin(), result.records.end(),
             [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });

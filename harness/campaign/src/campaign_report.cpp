@@ -61,6 +61,24 @@ std::string not_stored_note(const Finding& f, const CampaignOptions& o) {
   return "";
 }
 
+/// The backends that sent more after a complete answer (LateFaultReport), one paragraph each.
+void write_late_faults(const CampaignResult& r, const CampaignOptions& o, std::ostream& out) {
+  if (r.late_faults.empty()) return;
+  out << r.late_faults.size() << (r.late_faults.size() == 1 ? " backend" : " backends")
+      << " sent more after a complete answer (PROTOCOL A §3: exactly one response; exit 1):\n";
+  for (const LateFaultReport& l : r.late_faults) {
+    out << "  LATE  " << l.backend << "  crash  x" << l.count;
+    if (!l.file.empty()) {
+      out << "  " << l.file.string();
+      if (l.case_index) out << "  (case " << *l.case_index << ")";
+      if (!o.store) out << "  not stored (--no-store): run without it to write the file the command reads";
+      if (!l.store_error.empty()) out << "  not stored: " << l.store_error;
+    }
+    out << "\n    protocol violation after the complete answer: " << l.evidence << "\n";
+    if (!l.file.empty()) out << "    reproduce: " << l.reproduce << "\n";
+  }
+}
+
 void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, std::ostream& out) {
   out << "einfuzz fuzz: " << r.cases << " cases in " << fixed(r.seconds, 1) << " s (" << fixed(r.cases_per_second(), 1)
       << " cases/s), seed " << o.seed
@@ -106,8 +124,9 @@ void write_campaign_summary(const CampaignResult& r, const CampaignOptions& o, s
     out << ")\n";
   }
   for (const std::string& e : r.known_errors) out << "known divergence not read: " << e << "\n";
+  write_late_faults(r, o, out);
   if (r.failures == 0) {
-    out << "nothing found\n";
+    if (r.late_faults.empty()) out << "nothing found\n";
     return;
   }
   const std::size_t fresh = r.new_groups();
@@ -178,6 +197,17 @@ std::string campaign_report_json(const CampaignResult& r, const CampaignOptions&
   j["unconfirmed_by_backend"] = nlohmann::ordered_json::object();
   for (const auto& [backend, n] : r.unconfirmed_by_backend) j["unconfirmed_by_backend"][backend] = n;
   j["unexamined_failures"] = r.unexamined;
+  j["late_faults"] = nlohmann::ordered_json::array();
+  for (const LateFaultReport& l : r.late_faults) {
+    nlohmann::ordered_json late = {{"backend", l.backend}, {"count", l.count}, {"evidence", l.evidence}};
+    if (l.case_index) late["case_index"] = *l.case_index;
+    if (!l.file.empty()) {
+      late["case_file"] = l.file.string();
+      late["reproduce"] = l.reproduce;
+      late["stored"] = o.store && l.store_error.empty();
+    }
+    j["late_faults"].push_back(std::move(late));
+  }
   j["backends"] = nlohmann::ordered_json::array();
   for (std::size_t b = 0; b < r.backends.size(); ++b) {
     nlohmann::ordered_json counts = nlohmann::ordered_json::object();

@@ -190,6 +190,26 @@ class Shared {
     return records_;
   }
 
+  /// A late fault of backend `b` (LateFault), the campaign's case `index` when known.
+  void add_late(std::size_t b, LateFault&& late, std::optional<std::uint64_t> index) {
+    std::lock_guard lock(mutex_);
+    Late& l = late_[b];
+    if (l.count++ == 0) {
+      l.first = std::move(late);
+      l.index = index;
+    }
+  }
+  /// Per backend with late faults: their count, the first one and its case index.
+  struct Late {
+    std::uint64_t count = 0;
+    LateFault first;
+    std::optional<std::uint64_t> index;
+  };
+  std::map<std::size_t, Late> late() {
+    std::lock_guard lock(mutex_);
+    return late_;
+  }
+
  private:
   void store(Finding& f) {
     std::error_code ec;
@@ -238,6 +258,7 @@ class Shared {
   std::vector<Finding> findings_;
   std::vector<std::size_t> pending_messages_;
   std::vector<CaseRecord> records_;
+  std::map<std::size_t, Late> late_;
 };
 
 /// The one-line progress report: cases, rate, per-backend counts, what is left.

@@ -214,7 +214,9 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
   std::vector<Backend*> backends;
   for (const auto& b : *owned) backends.push_back(b.get());
 
-  const CaseOutcome outcome = run_case(c, backends, cmd.run);
+  CaseOutcome outcome = run_case(c, backends, cmd.run);
+  // What a backend process still sends once it is told bye is this case's (PROTOCOL A §3).
+  finish_and_charge_late_faults(outcome, backends, c);
   if (outcome.skipped && !(c.expect_error && !outcome.expect_failure)) {
     // Over a harness limit: no backend ran, so there is no verdict to print (SEMANTICS §13.4).
     if (cmd.json) {

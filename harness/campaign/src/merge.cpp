@@ -254,6 +254,27 @@ Result<MergedCampaign> merge_campaign_reports(const std::vector<std::filesystem:
       }
     }
     res.unexamined += count_of(j, "unexamined_failures");
+    // Backends that answered more than once: counts added per backend, the first shard's first kept.
+    if (j.contains("late_faults") && j["late_faults"].is_array()) {
+      for (const Json& l : j["late_faults"]) {
+        if (!l.is_object() || !l.contains("backend") || !l["backend"].is_string()) {
+          return not_a_report(file, "a late fault without its backend");
+        }
+        const std::string backend = l["backend"].get<std::string>();
+        auto it = std::find_if(res.late_faults.begin(), res.late_faults.end(),
+                               [&](const LateFaultReport& r) { return r.backend == backend; });
+        if (it == res.late_faults.end()) {
+          LateFaultReport r;
+          r.backend = backend;
+          if (l.contains("evidence") && l["evidence"].is_string()) r.evidence = l["evidence"].get<std::string>();
+          if (l.contains("case_index") && l["case_index"].is_number_unsigned()) r.case_index = l["case_index"].get<std::uint64_t>();
+          if (l.contains("case_file") && l["case_file"].is_string()) r.file = l["case_file"].get<std::string>();
+          if (l.contains("reproduce") && l["reproduce"].is_string()) r.reproduce = l["reproduce"].get<std::string>();
+          it = res.late_faults.insert(res.late_faults.end(), std::move(r));
+        }
+        it->count += count_of(l, "count");
+      }
+    }
     res.known_loaded = std::max<std::size_t>(res.known_loaded, count_of(j, "known_divergences"));
     if (res.stopped_by_signal == 0) res.stopped_by_signal = static_cast<int>(count_of(j, "stopped_by_signal"));
     if (j.contains("seconds") && j["seconds"].is_number()) res.seconds = std::max(res.seconds, j["seconds"].get<double>());

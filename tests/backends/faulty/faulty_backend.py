@@ -138,6 +138,15 @@ for msg in requests():
         one = json.dumps({"id": rid, "status": "ok", "shape": shape}).encode() + b"\n" + body
         stdout.write(one + one)
         stdout.flush()
+    elif MODE == "double-slow":
+        # The second answer 0.3 s after the first, before the next request is read: after the
+        # harness has read the first, and before the process reads its bye.
+        one = json.dumps({"id": rid, "status": "ok", "shape": shape}).encode() + b"\n" + body
+        stdout.write(one)
+        stdout.flush()
+        time.sleep(0.3)
+        stdout.write(one)
+        stdout.flush()
     elif MODE == "double-late":
         # The second answer is written only once the next request has arrived, so it can only be
         # seen in the place of that request's answer.

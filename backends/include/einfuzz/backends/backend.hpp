@@ -88,6 +88,17 @@ struct Gradients {
 /// A forward case's answer is a Tensor; a VJP case's is Gradients.
 using BackendResult = std::variant<Tensor, Rejected, Unsupported, Fault, Gradients>;
 
+/// A stream fault that belongs to an earlier request than the one that found it: a protocol-A
+/// backend sent more after that request's response was complete (a second answer, extra bytes),
+/// and the bytes arrived only after its answer had been returned (PROTOCOL A §3: exactly one
+/// response). The case that found it is not charged: it runs on a restarted process.
+struct LateFault {
+  std::int64_t request = 0;  ///< the request id the extra bytes followed (or answered)
+  std::string pattern;       ///< that request's pattern when it is the last one answered, else empty
+  Fault fault;               ///< kind `protocol`, with the evidence
+  std::optional<Case> late_case;  ///< that request's case when it is the last one answered
+};
+
 /// A backend under test. `run` must not modify the case (the harness checks it).
 class Backend {
  public:
@@ -111,6 +122,13 @@ class Backend {
   /// True when `capabilities()` cover the case's op and dtype (and reduction), and its VJP for a
   /// VJP case.
   bool supports(const Case& c) const;
+
+  /// The faults found since the last call that belong to cases already answered (LateFault), oldest
+  /// first. Default: none (an in-process backend's answer is complete when `run` returns).
+  virtual std::vector<LateFault> take_late_faults() { return {}; }
+  /// Ends what the backend may still be doing for the cases it answered, so that take_late_faults
+  /// has seen everything they caused; the next `run` starts it again. Default: nothing.
+  virtual void finish() {}
 
  private:
   const Case* submitted_ = nullptr;  // the defaults' case between submit and collect

@@ -28,16 +28,6 @@ struct ProcessOptions {
   std::size_t stderr_lines = 8;                   ///< stderr lines quoted in a fault's evidence
 };
 
-/// A stream fault that belongs to an earlier request than the one that found it: the backend sent
-/// more after that request's response was complete (a second answer, extra bytes), and the bytes
-/// arrived only after its answer had been returned. The case that found it is not charged: it
-/// runs on a restarted process.
-struct LateFault {
-  std::int64_t request = 0;  ///< the request id the extra bytes followed (or answered)
-  std::string pattern;       ///< that request's pattern when it is the last one answered, else empty
-  Fault fault;               ///< kind `protocol`, with the evidence
-};
-
 /// A PROTOCOL A backend. The process is started (and the hello exchanged) on construction and
 /// restarted before the next case after any fault. `run` never throws for anything the process
 /// does: exit or signal → Fault{crash}, silence past the timeout → Fault{timeout} (the process group
@@ -79,6 +69,12 @@ class ProcessBackend final : public Backend {
   int pid() const;
   /// Stream faults found after the answer of the request they belong to had been returned.
   const std::vector<LateFault>& late_faults() const;
+  /// The late faults found since the last call (late_faults() keeps them all).
+  std::vector<LateFault> take_late_faults() override;
+  /// PROTOCOL A §5 now: bye, stdin closed, and what the process still writes to stdout before it
+  /// exits (at most 1 s) is a late fault of the last request answered. The next case starts the
+  /// process again.
+  void finish() override;
 
  private:
   struct Impl;

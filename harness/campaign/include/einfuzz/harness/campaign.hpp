@@ -106,6 +106,21 @@ struct Finding {
   int shrink_attempts = 0;
 };
 
+/// A backend that sent more after a complete answer (LateFault: PROTOCOL A §3, exactly one
+/// response), found once the campaign's next request to it was due or when it was told bye. Not a
+/// group (nothing to shrink: the bytes came after the case was judged) but a fault found: it makes
+/// `einfuzz fuzz` exit 1, and `check` charges it to the case (finish_and_charge_late_faults).
+struct LateFaultReport {
+  std::string backend;
+  std::uint64_t count = 0;                  ///< late faults of this backend in the campaign
+  std::optional<std::uint64_t> case_index;  ///< the case of the first one, when the campaign knows it
+  std::string evidence;                     ///< the first one's
+  std::optional<Case> late_case;            ///< the first one's case, when the backend named it
+  std::filesystem::path file;               ///< corpus / case_file_name(late_case), stored unless --no-store
+  std::string reproduce;                    ///< `einfuzz check --case FILE --backend SPEC`
+  std::string store_error;
+};
+
 /// One case's verdict labels, per backend (CampaignOptions::record_verdicts).
 struct CaseRecord {
   std::uint64_t index = 0;
@@ -125,6 +140,7 @@ struct CampaignResult {
   /// (seconds since the start, cases done) at the start, at every progress tick and at the end.
   std::vector<std::pair<double, std::uint64_t>> progress_samples;
   std::vector<Finding> findings;    ///< the groups, ordered by case index
+  std::vector<LateFaultReport> late_faults;  ///< one per backend that sent more after an answer
   std::uint64_t failures = 0;       ///< failing verdicts, before grouping
   /// Failures of a pre-shrink signature that had no group yet and could not be shrunk: over the
   /// shrink limit, or after the shrink time ended.
@@ -151,9 +167,9 @@ struct CampaignResult {
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
   /// Groups that match no stored divergence.
   std::size_t new_groups() const;
-  /// Something may be new: a new group, or a failure never examined for lack of time (`unexamined`).
-  /// What makes `einfuzz fuzz` exit 1.
-  bool found_new() const { return new_groups() > 0 || unexamined > 0; }
+  /// Something may be new: a new group, a failure never examined for lack of time (`unexamined`),
+  /// or a backend that answered more than once (`late_faults`). What makes `einfuzz fuzz` exit 1.
+  bool found_new() const { return new_groups() > 0 || unexamined > 0 || !late_faults.empty(); }
 };
 
 /// Builds one set of backends (called once per worker, before any case runs).

@@ -110,6 +110,16 @@ struct CaseOutcome {
 /// boundary that catches backend exceptions: an exception in the oracle is a harness bug and aborts.
 CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const RunOptions& options);
 
+/// Ends every backend's work (Backend::finish) and charges to `c` the late faults that belong to
+/// it: a backend that sent more after its complete answer to `c` (PROTOCOL A §3: exactly one
+/// response) gets `crash`, "protocol violation after the complete answer: …", whatever its answer
+/// was judged. For a command that runs `c` alone (`check`), so a late second response is a verdict
+/// on the case that caused it. Returns the number of verdicts it changed.
+int finish_and_charge_late_faults(CaseOutcome& outcome, std::span<Backend* const> backends, const Case& c);
+
+/// The verdict of a late fault charged to its case.
+Verdict late_fault_verdict(const LateFault& late);
+
 /// The fused executor as a backend (ordered semantics).
 std::unique_ptr<Backend> make_fused_backend(const RunOptions& options);
 
