@@ -129,16 +129,19 @@ bool ieee_equal(T a, T b) {
   return a == b;
 }
 
+/// The tie sets of a min/max VJP. `ignoring_nan`: a fibre's extreme is that of its non-NaN
+/// elements (ORACLE §5 `ignore`), and only an all-NaN fibre is a NaN fibre; else any NaN makes the
+/// fibre's result NaN and the fibre a NaN fibre (`propagate`, `ordered`). `mixed` is set when some
+/// fibre holds both a NaN and a number (the two views differ only then).
 template <class T>
-MultisetVjp reduce_truth(const CheckedReduce& r, const Tensor& input, const Tensor& g) {
+VjpTies tie_sets(const CheckedReduce& r, const Tensor& g, const std::vector<T>& rows,
+                 const std::vector<std::int64_t>& source, bool ignoring_nan, bool& mixed) {
   const FormatConstants fc = format_constants<T>();
-  const std::vector<T> rows = detail::fibre_rows<T>(r, input.values<T>());
-  const std::vector<std::int64_t> source = detail::fibre_row_sources(r);
   const auto gv = g.values<T>();
   const auto n = static_cast<std::size_t>(r.fibre_size);
-  const auto size = static_cast<std::size_t>(input.size());
-  MultisetVjp out;
-  if (r.kind == Reduction::min || r.kind == Reduction::max) {
+  const auto size = static_cast<std::size_t>(element_count(r.input_shape));
+  mixed = false;
+  {
     VjpTies ties;
     ties.fibre_of.assign(size, 0);
     ties.in_tie.assign(size, false);
@@ -149,16 +152,21 @@ MultisetVjp reduce_truth(const CheckedReduce& r, const Tensor& input, const Tens
     std::vector<T> share_rounded, whole_rounded;
     for (std::size_t o = 0; o < static_cast<std::size_t>(r.output_size); ++o) {
       const std::span<const T> fibre = std::span<const T>(rows).subspan(n == 0 ? 0 : o * n, n);
-      bool any_nan = false;
+      bool any_nan = false, any_number = false;
       T best = 0;
       for (std::size_t j = 0; j < n; ++j) {
         const T x = fibre[j];
         ties.fibre_of[static_cast<std::size_t>(source[o * n + j])] = static_cast<std::int64_t>(o);
-        if (std::isnan(x)) any_nan = true;
-        else if (j == 0 || (r.kind == Reduction::max ? x > best : x < best)) best = x;
+        if (std::isnan(x)) {
+          any_nan = true;
+        } else {
+          if (!any_number || (r.kind == Reduction::max ? x > best : x < best)) best = x;
+          any_number = true;
+        }
       }
       if (n == 0) continue;
-      if (any_nan) {
+      mixed = mixed || (any_nan && any_number);
+      if (any_nan && (!ignoring_nan || !any_number)) {
         ties.nan_fibre[o] = true;
         continue;
       }
@@ -178,7 +186,23 @@ MultisetVjp reduce_truth(const CheckedReduce& r, const Tensor& input, const Tens
     const Shape tie_shape{static_cast<std::int64_t>(ties.tie_elements.size())};
     ties.share = MultisetEinsum{Tensor(tie_shape, std::move(share_rounded)), std::move(share), std::nullopt};
     ties.whole = MultisetEinsum{Tensor(tie_shape, std::move(whole_rounded)), std::move(whole), std::nullopt};
-    out.ties = std::move(ties);
+    return ties;
+  }
+}
+
+template <class T>
+MultisetVjp reduce_truth(const CheckedReduce& r, const Tensor& input, const Tensor& g) {
+  const FormatConstants fc = format_constants<T>();
+  const std::vector<T> rows = detail::fibre_rows<T>(r, input.values<T>());
+  const std::vector<std::int64_t> source = detail::fibre_row_sources(r);
+  const auto gv = g.values<T>();
+  const auto n = static_cast<std::size_t>(r.fibre_size);
+  const auto size = static_cast<std::size_t>(input.size());
+  MultisetVjp out;
+  if (r.kind == Reduction::min || r.kind == Reduction::max) {
+    bool mixed = false;
+    out.ties = tie_sets<T>(r, g, rows, source, /*ignoring_nan=*/false, mixed);
+    if (mixed) out.ties_ignoring_nan = tie_sets<T>(r, g, rows, source, /*ignoring_nan=*/true, mixed);
     return out;
   }
   MultisetEinsum& cot = out.inputs.emplace_back();

@@ -158,6 +158,26 @@ TEST(OracleVjp, NanFibreIsIndeterminate) {
   EXPECT_EQ(judge_reduce("a b -> a", "max", x, g, {f64({2, 2}, "7, 7, 0, 1")}).kind, VerdictKind::mismatch_value);
 }
 
+// Under the `ignore` NaN profile a fibre's result is the extreme of its numbers (ORACLE §5), so a
+// fibre holding NaN and numbers has a tie set to judge; only an all-NaN fibre is indeterminate.
+TEST(OracleVjp, UnderIgnoreAFibreWithNanAndNumbersIsJudged) {
+  const VjpJudgeOptions ignore{false, TieRule::equal_share, NanProfile::ignore};
+  const Tensor x = f64({3}, "nan, 1, 3");
+  const Tensor g = f64({}, "1");
+  EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "0, 0, 1")}, ignore).kind, VerdictKind::pass);
+  const Verdict to_nan = judge_reduce("a ->", "max", x, g, {f64({3}, "1, 0, 0")}, ignore);
+  EXPECT_EQ(to_nan.kind, VerdictKind::mismatch_value) << explain(to_nan);
+  EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "0, 1, 1")}, ignore).kind, VerdictKind::mismatch_value);
+  // min's extreme is found past a leading NaN too: T = {1}.
+  EXPECT_EQ(judge_reduce("a ->", "min", x, g, {f64({3}, "0, 1, 0")}, ignore).kind, VerdictKind::pass);
+  EXPECT_EQ(judge_reduce("a ->", "min", x, g, {f64({3}, "0, 0, 1")}, ignore).kind, VerdictKind::mismatch_value);
+  // Under propagate the same fibre's result is NaN: no agreed rule.
+  EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "1, 0, 0")}).label(), "indeterminate(nan-tie)");
+  // An all-NaN fibre is NaN under ignore as well.
+  EXPECT_EQ(judge_reduce("a ->", "max", f64({2}, "nan, nan"), g, {f64({2}, "1, 0")}, ignore).label(),
+            "indeterminate(nan-tie)");
+}
+
 // A NaN cotangent: T's element gets NaN; outside T ±0 passes and a mask-multiplied NaN is
 // indeterminate(non-finite-cotangent); a finite value in T is a mismatch.
 TEST(OracleVjp, NonFiniteCotangent) {

@@ -73,7 +73,7 @@ Verdict judge_vjp_backend(CaseOutcome& reference, const Case& c, const BackendRe
   const auto* gradients = std::get_if<Gradients>(&result);
   if (!gradients) return make_verdict(VerdictKind::mismatch_shape, "a forward result (one tensor) to a VJP case");
   if (caps.semantics == Semantics::ordered) return judge_vjp_ordered(*reference.expected_gradients, *gradients, options.judge);
-  const VjpJudgeOptions judge{options.strict_signed_zero, caps.tie_rule};
+  const VjpJudgeOptions judge{options.strict_signed_zero, caps.tie_rule, caps.nan_profile};
   const auto* e = std::get_if<CheckedEinsum>(&*reference.checked);
   if (e && !is_storage_profile(c.dtype, profile)) {
     for (const auto& [p, truth] : reference.profiled_multiset_vjp) {

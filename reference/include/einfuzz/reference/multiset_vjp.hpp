@@ -23,7 +23,8 @@ struct VjpTies {
   std::vector<std::int64_t> fibre_of;
   /// Per input element: in T of its fibre (false in a NaN fibre).
   std::vector<bool> in_tie;
-  /// Per output element: the fibre holds a NaN, so its elements are `indeterminate(nan-tie)`.
+  /// Per output element: the fibre's result is NaN (any NaN, or all NaN under `ignore`), so its
+  /// elements are `indeterminate(nan-tie)`.
   std::vector<bool> nan_fibre;
   /// The input elements of every T, fibre by fibre (each fibre's in row-major fibre order).
   std::vector<std::int64_t> tie_elements;
@@ -44,8 +45,13 @@ struct MultisetVjp {
   std::vector<MultisetEinsum> inputs;
   /// True for einsum: the backend's `factoring` declaration applies. Reductions never factor.
   bool einsum = false;
-  /// min/max only.
+  /// min/max only: the tie sets where any NaN makes a fibre's result NaN (NaN profiles `propagate`
+  /// and `ordered`; such a fibre is `indeterminate(nan-tie)`, ORACLE §7).
   std::optional<VjpTies> ties;
+  /// min/max, when some fibre holds both a NaN and a number: the tie sets under the `ignore` NaN
+  /// profile (ORACLE §5), where such a fibre's result is the extreme of its numbers, so its tie set
+  /// is judged like any other; only an all-NaN fibre is a NaN fibre. Absent: the same as `ties`.
+  std::optional<VjpTies> ties_ignoring_nan;
 };
 
 /// The multiset VJP truth of a checked float einsum with cotangent `g` (the output's shape).

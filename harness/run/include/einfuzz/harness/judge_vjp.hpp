@@ -27,6 +27,9 @@ Verdict judge_vjp_ordered(const std::vector<Tensor>& expected, const Gradients& 
 struct VjpJudgeOptions {
   bool strict_signed_zero = false;  ///< a wrong zero sign is a mismatch, not a note
   TieRule tie_rule = TieRule::equal_share;  ///< min/max: which tie-set elements receive g
+  /// min/max: under `ignore` a fibre's result is the extreme of its numbers (ORACLE §5), so a fibre
+  /// holding NaN and numbers has a tie set to judge; otherwise it is `indeterminate(nan-tie)`.
+  NanProfile nan_profile = NanProfile::propagate;
 };
 
 /// Any-order oracle for a VJP case (ORACLE §7): each returned tensor against the multiset VJP
