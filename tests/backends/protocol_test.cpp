@@ -82,6 +82,9 @@ INSTANTIATE_TEST_SUITE_P(
         FaultRow{"not-object", VK::crash, "not a JSON object"},
         FaultRow{"bad-status", VK::crash, "unknown status \"maybe\""},
         FaultRow{"huge", VK::crash, "huge shape [1099511627776,1099511627776]"},
+        // Within the limits, but 2^24 elements for a 3-element output: refused before anything is
+        // allocated for it (the limits alone allowed 128 MiB here, 2 GiB at most).
+        FaultRow{"huge-answer", VK::crash, "an answer of 16777216 elements (shape 16777216) to a case whose answer has 3"},
         FaultRow{"non-utf8", VK::crash, "not UTF-8"},
         FaultRow{"deep-json", VK::crash, "nested deeper than"},
         FaultRow{"flood-stdout", VK::crash, "output flooding"},

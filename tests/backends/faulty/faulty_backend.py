@@ -138,6 +138,9 @@ for msg in requests():
         one = json.dumps({"id": rid, "status": "ok", "shape": shape}).encode() + b"\n" + body
         stdout.write(one + one)
         stdout.flush()
+    elif MODE == "huge-answer":
+        # 2^24 elements (128 MiB of f64) announced for a 3-element output, and no payload.
+        send_line({"id": rid, "status": "ok", "shape": [1 << 24]})
     elif MODE == "double-slow":
         # The second answer 0.3 s after the first, before the next request is read: after the
         # harness has read the first, and before the process reads its bye.
