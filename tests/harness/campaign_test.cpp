@@ -443,8 +443,6 @@ TEST(Campaign, ABackendThatAnswersTwiceIsReportedWithTheCaseItAnsweredTwice) {
       return inner_->run(c);
     }
     std::vector<LateFault> take_late_faults() override { return std::exchange(late_, {}); }
-    void finish() override { ++finished; }
-    int finished = 0;
 
    private:
     std::unique_ptr<Backend> inner_;

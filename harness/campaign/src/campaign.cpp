@@ -276,13 +276,7 @@ LateFaultReport late_report(std::size_t b, Shared::Late&& late, const CampaignOp
   c.origin.emplace_back("found", today_utc());
   c.origin.emplace_back("note", "a message after the complete answer: " + r.evidence);
   r.file = o.corpus / case_file_name(c);
-  if (o.store) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.corpus, ec);
-    r.store_error = ec ? "cannot create " + o.corpus.string() + ": " + ec.message()
-                       : write_file_atomically(r.file.string(), write_case(c), /*no_replace=*/true);
-    if (!r.store_error.empty() && std::filesystem::exists(r.file, ec)) r.store_error.clear();  // found before
-  }
+  if (o.store) r.store_error = campaign_detail::store_case_file(c, r.file, o);
   r.reproduce = reproduce_command(r.file.string(), {o.command, {spec}, o.run, o.backend_options});
   return r;
 }

@@ -20,6 +20,23 @@
 
 namespace einfuzz::campaign_detail {
 
+/// Writes `c` to `file` under options.corpus, complete or not at all (a full disk must not leave a
+/// truncated file that blocks the finding); an existing readable case file of that name is the same
+/// case found earlier and is kept with its origin, a damaged one replaced. Returns the I/O error.
+inline std::string store_case_file(const Case& c, const std::filesystem::path& file, const CampaignOptions& options) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.corpus, ec);
+  if (ec) return "cannot create " + options.corpus.string() + ": " + ec.message();
+  const std::string text = write_case(c);
+  std::string error = write_file_atomically(file.string(), text, /*no_replace=*/true);
+  if (!error.empty() && std::filesystem::exists(file, ec)) {
+    if (read_case_file(file, options.run.limits)) return "";  // the same case found earlier: keep its origin
+    // A damaged file of that name (e.g. cut short by an older build on a full disk): replace it.
+    error = write_file_atomically(file.string(), text);
+  }
+  return error;
+}
+
 /// State shared by the workers and the progress thread.
 class Shared {
  public:
@@ -212,25 +229,8 @@ class Shared {
 
  private:
   void store(Finding& f) {
-    std::error_code ec;
-    std::filesystem::create_directories(options_.corpus, ec);
-    if (ec) {
-      f.store_error = "cannot create " + options_.corpus.string() + ": " + ec.message();
-      ++store_failures;
-      return;
-    }
-    // Complete or absent (a full disk must not leave a truncated file that blocks the finding).
-    const std::string text = write_case(f.shrunk);
-    std::string error = write_file_atomically(f.file.string(), text, /*no_replace=*/true);
-    if (!error.empty() && std::filesystem::exists(f.file, ec)) {
-      if (read_case_file(f.file, options_.run.limits)) return;  // the same case found earlier: keep its origin
-      // A damaged file of that name (e.g. cut short by an older build on a full disk): replace it.
-      error = write_file_atomically(f.file.string(), text);
-    }
-    if (!error.empty()) {
-      f.store_error = error;
-      ++store_failures;
-    }
+    f.store_error = store_case_file(f.shrunk, f.file, options_);
+    if (!f.store_error.empty()) ++store_failures;
   }
 
   const CampaignOptions& options_;

@@ -399,10 +399,6 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
   return out;
 }
 
-Verdict late_fault_verdict(const LateFault& late) {
-  return make_verdict(VerdictKind::crash, "protocol violation after the complete answer: " + late.fault.evidence, "protocol");
-}
-
 int finish_and_charge_late_faults(CaseOutcome& outcome, std::span<Backend* const> backends, const Case& c) {
   int changed = 0;
   const std::string name = case_file_name(c);
@@ -412,7 +408,8 @@ int finish_and_charge_late_faults(CaseOutcome& outcome, std::span<Backend* const
       if (!late.late_case || case_file_name(*late.late_case) != name) continue;
       for (BackendOutcome& o : outcome.backends) {
         if (o.backend != b->name() || o.verdict.kind == VerdictKind::crash) continue;
-        o.verdict = late_fault_verdict(late);
+        o.verdict = make_verdict(VerdictKind::crash, "protocol violation after the complete answer: " + late.fault.evidence,
+                                 "protocol");
         ++changed;
       }
     }

@@ -12,7 +12,7 @@
 #include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
-#include "einfuzz/reference/exact.hpp"
+#include "einfuzz/reference/multiset.hpp"
 
 namespace einfuzz {
 
@@ -119,55 +119,17 @@ bool has_zero_length(const Case& c) {
 /// Whether some fibre of a prod reduce holds ±0, ±inf or NaN, or is not certified by ORACLE §5's
 /// prod row: Π max(1,|x|)·(1+u)^n ≥ Ω or Π min(1,|x|) < 2^emin·(1+u)^n, so that a sub-product of
 /// it, in some order, can overflow or underflow. Only there can a backend that divides the full
-/// product by x_p fail ORACLE §7 (group.hpp). False for a case the semantics rejects.
+/// product by x_p fail ORACLE §7 (group.hpp). Read from the multiset oracle's own certificates of
+/// the forward prod (`no_overflow`, `no_inf_underflow`). False for a case the semantics rejects.
 bool a_prod_fibre_can_leave_the_normal_range(const Case& c) {
-  if (c.op != Op::reduce || c.inputs.size() != 1 || c.reduction != "prod") return false;
+  if (c.op != Op::reduce || c.inputs.size() != 1 || c.reduction != "prod" || !is_float(c.dtype)) return false;
   const Tensor& input = c.inputs[0];
   const auto checked = check_reduce(c.pattern, *c.reduction, input.shape(), c.axis_lengths, c.dtype, Limits{});
   if (!checked) return false;
-  const CheckedReduce& r = *checked;
-  std::vector<bool> reduced(r.axes.size(), false);
-  for (int a : r.reduced) reduced[static_cast<std::size_t>(a)] = true;
-  return visit_dtype(c.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!is_float_type_v<T>) {
-      return false;
-    } else {
-      using reference::Dyadic;
-      using L = std::numeric_limits<T>;
-      struct Fibre {
-        Dyadic high, low;  // Π max(1,|x|), Π min(1,|x|)
-        std::int64_t n = 0;
-      };
-      std::map<std::int64_t, Fibre> fibres;  // by the kept axes' coordinates, row-major
-      std::vector<std::int64_t> coordinate(r.axes.size(), 0);  // the element's, over the elementary axes
-      const Dyadic one = Dyadic::of(1.0);
-      for (const T value : input.template values<T>()) {
-        const double x = std::fabs(static_cast<double>(value));  // exact for every float dtype
-        if (!std::isfinite(x) || x == 0) return true;
-        std::int64_t key = 0;
-        for (std::size_t a = 0; a < r.axes.size(); ++a) {
-          if (!reduced[a]) key = key * r.axes[a].length + coordinate[a];
-        }
-        auto [it, first] = fibres.try_emplace(key, Fibre{one, one, 0});
-        Fibre& f = it->second;
-        (x > 1 ? f.high : f.low) = (x > 1 ? f.high : f.low) * Dyadic::of(x);
-        ++f.n;
-        for (std::size_t a = r.axes.size(); a-- > 0;) {  // the next element in row-major order
-          if (++coordinate[a] < r.axes[a].length) break;
-          coordinate[a] = 0;
-        }
-      }
-      const Dyadic one_plus_u = one + Dyadic(1, -L::digits);  // u = 2^-p, round to nearest
-      const Dyadic finite_max = Dyadic::of(static_cast<double>(L::max()));
-      const Dyadic normal_min = Dyadic::of(static_cast<double>(L::min()));
-      return std::any_of(fibres.begin(), fibres.end(), [&](const auto& entry) {
-        const Fibre& f = entry.second;
-        Dyadic growth = one;  // (1+u)^n
-        for (std::int64_t i = 0; i < f.n; ++i) growth = growth * one_plus_u;
-        return compare(f.high * growth, finite_max) >= 0 || compare(f.low, normal_min * growth) < 0;
-      });
-    }
+  const reference::MultisetReduce truth = reference::multiset_reduce(*checked, input);
+  return std::any_of(truth.elements.begin(), truth.elements.end(), [](const reference::ElementTruth& t) {
+    return t.nan_input || t.value_class != reference::ValueClass::finite || t.exact.is_zero() || !t.no_overflow ||
+           !t.no_inf_underflow;
   });
 }
 

@@ -117,9 +117,6 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
 /// on the case that caused it. Returns the number of verdicts it changed.
 int finish_and_charge_late_faults(CaseOutcome& outcome, std::span<Backend* const> backends, const Case& c);
 
-/// The verdict of a late fault charged to its case.
-Verdict late_fault_verdict(const LateFault& late);
-
 /// The fused executor as a backend (ordered semantics).
 std::unique_ptr<Backend> make_fused_backend(const RunOptions& options);
 
