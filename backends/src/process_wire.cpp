@@ -10,6 +10,7 @@
 
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/check_reduce.hpp"
+#include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/core/text.hpp"
 
 namespace einfuzz::wire {
@@ -94,6 +95,22 @@ std::optional<std::string> decode_profiles(const Json& j, Capabilities& c) {
       }
       c.round_inputs.emplace_back(std::get<DType>(d), *r);
     }
+  }
+  // A declaration ORACLE §8 gives no bound for (an accumulator narrower than the dtype, TF32 for
+  // f64) is refused here, with the backend, rather than charged to each case it would be judged on.
+  const auto refuse_invalid = [&](DType d) -> std::optional<std::string> {
+    const PrecisionProfile p = c.profile(d);
+    if (const std::string why = profile_problem(d, p); !why.empty()) {
+      return "the declared profile " + profile_text(p) + " for " + std::string(dtype_name(d)) +
+             " (\"accumulate\", \"round_inputs\") is not a valid precision profile: " + why;
+    }
+    return std::nullopt;
+  };
+  for (const auto& [d, a] : c.accumulate) {
+    if (auto why = refuse_invalid(d)) return why;
+  }
+  for (const auto& [d, r] : c.round_inputs) {
+    if (auto why = refuse_invalid(d)) return why;
   }
   return std::nullopt;
 }

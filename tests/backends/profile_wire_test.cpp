@@ -38,12 +38,33 @@ TEST(ProfileHello, AccumulateAndRoundInputsAreReadPerDtype) {
   EXPECT_EQ(c.profile(DType::bf16), (PrecisionProfile{DType::f32, InputRounding::none}));
   EXPECT_EQ(c.profile(DType::f32), (PrecisionProfile{DType::f32, InputRounding::tf32}));
   EXPECT_EQ(c.profile(DType::f64), storage_profile(DType::f64));
-  // A narrower accumulator than the dtype is a declaration too (the bound judges it), and "none" is
-  // the absent entry spelled out.
-  auto narrow = hello(R"("accumulate":{"f32":"bf16"},"round_inputs":{"f64":"none"})");
-  ASSERT_TRUE(std::holds_alternative<Capabilities>(narrow));
-  EXPECT_EQ(std::get<Capabilities>(narrow).profile(DType::f32), (PrecisionProfile{DType::bf16, InputRounding::none}));
-  EXPECT_EQ(std::get<Capabilities>(narrow).profile(DType::f64), storage_profile(DType::f64));
+  // "none" is the absent entry spelled out, and the dtype itself the absent accumulator.
+  auto spelled = hello(R"("accumulate":{"f32":"f32"},"round_inputs":{"f64":"none"})");
+  ASSERT_TRUE(std::holds_alternative<Capabilities>(spelled));
+  EXPECT_EQ(std::get<Capabilities>(spelled).profile(DType::f32), storage_profile(DType::f32));
+  EXPECT_EQ(std::get<Capabilities>(spelled).profile(DType::f64), storage_profile(DType::f64));
+}
+
+// A profile ORACLE §8 has no bound for is refused with the hello (as an unknown name is), so the
+// backend is never started rather than failing every case it is judged on, min and max included.
+TEST(ProfileHello, AProfileWithNoBoundIsRefusedWithTheHello) {
+  EXPECT_EQ(why(R"("accumulate":{"f32":"bf16"})"),
+            "the declared profile bf16 for f32 (\"accumulate\", \"round_inputs\") is not a valid precision profile: "
+            "the accumulator bf16 cannot hold every f32 value (narrower than the dtype, ORACLE §8)");
+  EXPECT_EQ(why(R"("accumulate":{"bf16":"f16"})"),  // f16 has more digits than bf16 but not its range
+            "the declared profile f16 for bf16 (\"accumulate\", \"round_inputs\") is not a valid precision profile: "
+            "the accumulator f16 cannot hold every bf16 value (narrower than the dtype, ORACLE §8)");
+  EXPECT_EQ(why(R"("round_inputs":{"f64":"tf32"})"),
+            "the declared profile f64+tf32 for f64 (\"accumulate\", \"round_inputs\") is not a valid precision "
+            "profile: tf32 input rounding does not cover the exponent range of f64 (ORACLE §8)");
+  // The pair is judged together: a valid accumulator does not excuse the rounding, whichever key
+  // names the dtype.
+  EXPECT_NE(why(R"("accumulate":{"f64":"f64"},"round_inputs":{"f64":"tf32"})"), "accepted");
+  // Every valid pair is accepted.
+  for (const char* fields : {R"("accumulate":{"f16":"f64","bf16":"f64","f32":"f64"},"round_inputs":{"f16":"tf32","bf16":"tf32"})",
+                             R"("accumulate":{"f16":"f16","bf16":"bf16"},"round_inputs":{"f32":"tf32"})"}) {
+    EXPECT_EQ(why(fields), "accepted") << fields;
+  }
 }
 
 TEST(ProfileHello, WithoutTheKeysEveryDtypeHasTheDefaultProfile) {

@@ -12,6 +12,7 @@
 #include "einfuzz/backends/xtensor.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/harness/run.hpp"
+#include "support/verdicts.hpp"
 
 // This binary replaces the global allocation functions so that a test can make exactly the next
 // allocation fail: the judge's first allocation after a backend returned. Everything else allocates
@@ -63,6 +64,44 @@ class ZeroBackend final : public Backend {
   bool fail_judge_;
   Capabilities caps_;
 };
+
+/// An ordered bool reduce backend that answers every case with `answer`'s bytes.
+class BoolBytes final : public Backend {
+ public:
+  explicit BoolBytes(std::vector<Bool8> answer) : answer_(std::move(answer)) {
+    caps_.ops = {Op::reduce};
+    caps_.reductions = {"any"};
+    caps_.dtypes = {DType::boolean};
+    caps_.semantics = Semantics::ordered;
+  }
+  std::string_view name() const override { return "bool-bytes"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case&) override { return Tensor(Shape{static_cast<std::int64_t>(answer_.size())}, answer_); }
+
+ private:
+  std::vector<Bool8> answer_;
+  Capabilities caps_;
+};
+
+// A bool is one byte, 0 or 1 (PROTOCOL A): a byte of 2 is an encoding fault with the element
+// named, not a mismatch of two values that print alike ("reference true, backend true").
+TEST(RunBoundary, ABoolByteOtherThanZeroOrOneIsAProtocolFault) {
+  Case c;  // reduce(x, "i j -> i", "any") over a 3×2 bool tensor
+  c.op = Op::reduce;
+  c.reduction = "any";
+  c.pattern = "i j -> i";
+  c.dtype = DType::boolean;
+  c.inputs.emplace_back(Shape{3, 2}, std::vector<Bool8>{1, 0, 0, 0, 0, 1});
+  BoolBytes right({1, 0, 1});
+  const Verdict ok = test::run_on(c, right);
+  EXPECT_EQ(ok.kind, VerdictKind::pass_bitwise) << ok.label() << ": " << ok.detail;
+  BoolBytes two({1, 0, 2});
+  const Verdict v = test::run_on(c, two);
+  EXPECT_EQ(v.kind, VerdictKind::crash) << v.label() << ": " << v.detail;
+  EXPECT_NE(v.detail.find("bool element 2 of the answer is the byte 2"), std::string::npos) << v.detail;
+  BoolBytes high({255, 0, 1});  // a wrong value too, but its encoding is the first thing wrong
+  EXPECT_EQ(test::run_on(c, high).kind, VerdictKind::crash);
+}
 
 TEST(RunBoundary, ACaseOverAHarnessLimitRunsOnNoBackend) {
   RunOptions options;

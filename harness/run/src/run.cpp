@@ -174,6 +174,20 @@ const reference::MultisetReduce& reduce_truth(CaseOutcome& out, const CheckedRed
   return out.profiled_multiset_reduce.emplace_back(p, reference::multiset_reduce(r, c.inputs[0], p)).second;
 }
 
+/// Why a bool answer breaks PROTOCOL A's encoding (one byte, 0 or 1), else nullopt. Any other byte
+/// is no value: read as one it was "true", and a mismatch of two equal-looking values.
+std::optional<std::string> bool_encoding_fault(const Tensor& t) {
+  if (t.dtype() != DType::boolean) return std::nullopt;
+  const auto bytes = t.bytes();
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    if (const auto b = std::to_integer<unsigned>(bytes[i]); b > 1) {
+      return "bool element " + std::to_string(i) + " of the answer is the byte " + std::to_string(b) +
+             " (a bool is one byte, 0 or 1)";
+    }
+  }
+  return std::nullopt;
+}
+
 Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult& result, const Backend& backend,
                       const RunOptions& options) {
   if (const auto* f = std::get_if<Fault>(&result)) return fault_verdict(*f);
@@ -212,6 +226,7 @@ Verdict judge_backend(CaseOutcome& reference, const Case& c, const BackendResult
   const auto* forward = std::get_if<Tensor>(&result);
   if (!forward) return make_verdict(VerdictKind::mismatch_shape, "a VJP's answer (several tensors) to a forward case");
   const Tensor& actual = *forward;
+  if (auto bad = bool_encoding_fault(actual)) return make_verdict(VerdictKind::crash, "protocol violation: " + *bad, "protocol");
   if (!any_order) return judge_ordered(*reference.expected, actual, options.judge);
   if (const auto* e = std::get_if<CheckedEinsum>(&*reference.checked)) {
     return judge_any_order(einsum_truth(reference, *e, c, profile), actual, {caps.factoring, options.strict_signed_zero});
