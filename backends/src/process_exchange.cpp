@@ -29,7 +29,7 @@ using child::signal_text;
 template <class OnLine>
 std::optional<Fault> ProcessBackend::Impl::exchange(std::span<const std::span<const std::byte>> chunks,
                                                   double timeout_seconds, const char* what, Incoming& in,
-                                                  OnLine on_line) {
+                                                  OnLine on_line, bool leave_extra) {
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_seconds));
   std::size_t total = 0;
@@ -67,6 +67,7 @@ std::optional<Fault> ProcessBackend::Impl::exchange(std::span<const std::span<co
         in.line = std::move(std::get<Json>(parsed));
         if constexpr (!std::is_same_v<OnLine, std::nullptr_t>) {
           if (auto f = on_line(in)) return f;
+          if (!in.line) continue;  // consumed: not this request's message
         }
         if (in.payload) {
           const std::size_t take = std::min(in.payload_bytes, out_buf.size());
@@ -78,7 +79,7 @@ std::optional<Fault> ProcessBackend::Impl::exchange(std::span<const std::span<co
     if (in.line && (!in.payload || in.payload_have == in.payload_bytes)) {
       // Bytes already here beyond the message are a long payload (or an unsolicited message).
       drain_stdout_now();
-      if (!out_buf.empty()) {
+      if (!out_buf.empty() && !leave_extra) {
         const std::size_t nl = out_buf.find('\n');
         const bool message = nl != std::string::npos && Json::accept(std::string_view(out_buf).substr(0, nl));
         return protocol_fault(std::string(message ? "a second message" : in.payload ? "long payload" : "extra output") +
@@ -149,7 +150,9 @@ std::optional<Fault> ProcessBackend::Impl::exchange(std::span<const std::span<co
 std::variant<Json, Fault> ProcessBackend::Impl::exchange_line(const std::string& request, double timeout_seconds, const char* what) {
   std::vector<std::span<const std::byte>> chunks = {std::as_bytes(std::span(request.data(), request.size()))};
   Incoming in;
-  if (auto f = exchange(chunks, timeout_seconds, what, in, nullptr)) return *f;
+  // Only the hello is exchanged line by line: what follows it is a fault of the hello that the
+  // first case's exchange finds (run, exchange_case), wherever the pipe happened to split it.
+  if (auto f = exchange(chunks, timeout_seconds, what, in, nullptr, /*leave_extra=*/true)) return *f;
   return std::move(*in.line);
 }
 
@@ -210,8 +213,14 @@ std::optional<Fault> ProcessBackend::Impl::read_hello(const Json& j) {
   return std::nullopt;
 }
 
-void ProcessBackend::Impl::late_fault(std::int64_t request, const std::string& what) {
-  const Fault f = protocol_fault(what);
+void ProcessBackend::Impl::late_fault(std::int64_t request, const std::string& what, const Case* found_on,
+                                      bool in_step) {
+  const Fault f = in_step ? Fault{FaultKind::protocol, what} : protocol_fault(what);
+  if (request == 0) {
+    late.push_back(LateFault{0, found_on ? found_on->pattern : std::string(), f,
+                             found_on ? std::optional<Case>(*found_on) : std::nullopt});
+    return;
+  }
   const bool last = request == last_id;
   late.push_back(LateFault{request, last ? last_pattern : std::string(), f, last ? last_case : std::nullopt});
 }
@@ -232,7 +241,8 @@ BackendResult ProcessBackend::Impl::run(const Case& c) {
     late_fault(answered ? last_id : 0,
                std::to_string(out_buf.size()) + " bytes on stdout after the complete " +
                    (answered ? "response to request " + std::to_string(last_id) : std::string("hello")) +
-                   " (a second message or a long payload), starting \"" + printable(out_buf, 60) + "\"");
+                   " (a second message or a long payload), starting \"" + printable(out_buf, 60) + "\"",
+               &c);
     if (auto f = start()) return *f;
   }
   BackendResult r = exchange_case(c);
@@ -295,6 +305,15 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
   std::optional<BackendResult> answer;
   Incoming in;
   auto on_line = [&](Incoming& msg) -> std::optional<Fault> {
+    if (wire::is_hello_answer(*msg.line)) {
+      // A second hello in place of this answer: the hello's fault, not this case's. The line is
+      // whole and carries no payload, so the stream is in step and this answer is still read.
+      late_fault(0, "a second hello arrived while request " + std::to_string(id) + " waited for its answer: \"" +
+                        printable(msg.line->dump(), 120) + "\"",
+                 &c, /*in_step=*/true);
+      msg.line.reset();
+      return std::nullopt;
+    }
     wire::Response r = wire::decode_response(*msg.line, id, first_id, out_dtype, options.limits, gradients);
     if (const auto* stale = std::get_if<wire::StaleResponse>(&r)) {
       // The id of a request this process has already answered: a second answer to it.

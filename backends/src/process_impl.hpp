@@ -98,10 +98,12 @@ struct ProcessBackend::Impl {
   std::variant<wire::Json, Fault> exchange_line(const std::string& request, double timeout_seconds, const char* what);
 
   /// Writes `chunks` and reads until one complete message: a JSON line, and when `on_line` asks
-  /// for it (by setting `in.payload`), the payload bytes. Drains stderr throughout.
+  /// for it (by setting `in.payload`), the payload bytes. Drains stderr throughout. A line that
+  /// `on_line` consumed (it reset `in.line`) is skipped and reading goes on. Bytes after the message
+  /// are a fault, unless `leave_extra`: then they stay in `out_buf` for the next exchange to find.
   template <class OnLine>
   std::optional<Fault> exchange(std::span<const std::span<const std::byte>> chunks, double timeout_seconds,
-                                const char* what, Incoming& in, OnLine on_line);
+                                const char* what, Incoming& in, OnLine on_line, bool leave_extra = false);
 
   void copy_payload(Incoming& in, const char* data, std::size_t n);
 
@@ -121,8 +123,10 @@ struct ProcessBackend::Impl {
   // Requests and responses
 
   /// Records a fault that belongs to request `request` although it surfaced later (the bytes
-  /// arrived after that request's response was complete), and kills the process.
-  void late_fault(std::int64_t request, const std::string& what);
+  /// arrived after that request's response was complete), and kills the process unless the
+  /// stream is still `in_step` (a whole line was read and skipped). Request 0 is the hello: its
+  /// fault carries `found_on`, the case being run when it surfaced, since no case caused it.
+  void late_fault(std::int64_t request, const std::string& what, const Case* found_on = nullptr, bool in_step = false);
 
   BackendResult run(const Case& c);
 

@@ -115,6 +115,8 @@ std::optional<std::string> decode_profiles(const Json& j, Capabilities& c) {
   return std::nullopt;
 }
 
+bool is_hello_answer(const Json& j) { return j.is_object() && j.contains("protocol") && !j.contains("id"); }
+
 std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation) {
   if (!j.is_object()) return std::string("the answer is not a JSON object");
   const auto str = [&](const char* key, std::string& out) -> std::optional<std::string> {

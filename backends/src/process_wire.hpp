@@ -45,6 +45,9 @@ std::variant<Json, std::string> parse_line(std::string line, std::size_t max_lin
 /// valid hello. `notation` is set when the hello has the key, even when a later key fails.
 std::variant<Capabilities, std::string> decode_hello(const Json& j, const std::string& command, std::string& notation);
 
+/// Whether `j` is a hello's answer (an object with "protocol" and no "id"), not a case's response.
+bool is_hello_answer(const Json& j);
+
 /// Reads the hello's optional `"accumulate"` (object: float dtype → float dtype) and
 /// `"round_inputs"` (object: float dtype → "tf32" or "none") into `c` (ORACLE §8), or says why they
 /// break PROTOCOL A §1: not an object, an unknown or non-float dtype, an unknown rounding.

@@ -3,6 +3,8 @@
 // and layouts: protocol_plugin_test.cpp).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <unistd.h>
 #include <chrono>
 #include <cstdlib>
@@ -271,6 +273,35 @@ TEST(ProtocolA, ASecondAnswerToTheLastCaseIsFoundOnByeAndChargedToIt) {
   CaseOutcome clean = run_case(c, good_list, {});
   EXPECT_EQ(finish_and_charge_late_faults(clean, good_list, c), 0);
   EXPECT_TRUE(good.late_faults().empty());
+}
+
+// A second hello is the hello's fault wherever the pipe puts it: read together with the first
+// (one write), waiting on the pipe before the first case, or in place of the first answer. The
+// case it surfaced on is answered and passes; the fault is recorded against the hello (request 0)
+// with that case, so `check` of that case charges it, and the next case is not charged.
+TEST(ProtocolA, ASecondHelloIsTheHellosFaultWhereverItArrives) {
+  for (const std::string mode : {"hello-twice", "hello-twice-later", "hello-twice-on-request"}) {
+    ProcessBackend backend(faulty_options(mode));
+    ASSERT_FALSE(backend.start_failure()) << mode << ": " << backend.start_failure()->evidence;
+    // The later hello comes 0.2 s after the first: on the pipe before the first request.
+    if (mode == "hello-twice-later") std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    const Case c = passthrough();
+    Backend* list[] = {&backend};
+    CaseOutcome outcome = run_case(c, list, {});
+    ASSERT_EQ(outcome.backends.at(0).verdict.kind, VK::pass) << mode << ": " << outcome.backends[0].verdict.detail;
+    EXPECT_GE(finish_and_charge_late_faults(outcome, list, c), 1) << mode;
+    const Verdict& v = outcome.backends[0].verdict;
+    EXPECT_EQ(v.kind, VK::crash) << mode;
+    EXPECT_TRUE(contains(v.detail, "hello")) << mode << ": " << v.detail;
+    ASSERT_FALSE(backend.late_faults().empty()) << mode;
+    for (const LateFault& f : backend.late_faults()) {
+      EXPECT_EQ(f.request, 0) << mode << ": " << f.fault.evidence;
+      ASSERT_TRUE(f.late_case.has_value()) << mode;
+      EXPECT_EQ(f.late_case->pattern, c.pattern) << mode;
+    }
+    const Verdict next = test::run_on(passthrough(), backend);
+    EXPECT_EQ(next.kind, VK::pass) << mode << ": " << next.label() << ": " << next.detail;
+  }
 }
 
 // Two answers written one after the other: the second is seen either right after the first (the

@@ -430,6 +430,24 @@ TEST(Campaign, AFailureTooLateToShrinkStillCountsAsNew) {
 // A backend that sent more after a complete answer (LateFault, found when the next request was
 // due or when it was told bye) is reported with the case it answered, stored, and makes the
 // campaign exit 1, although every verdict passed.
+/// 8 cases of seed 1 on one backend named `spec`, stored into `dir` (emptied first).
+CampaignOptions storing_campaign(const std::filesystem::path& dir, const std::string& spec) {
+  std::filesystem::remove_all(dir);
+  CampaignOptions o = counted(8, 1);
+  o.store = true;
+  o.corpus = dir;
+  o.backend_specs = {spec};
+  return o;
+}
+
+/// A backend factory for run_campaign: one B.
+template <class B>
+Result<std::vector<std::unique_ptr<Backend>>> only() {
+  std::vector<std::unique_ptr<Backend>> out;
+  out.push_back(std::make_unique<B>());
+  return out;
+}
+
 TEST(Campaign, ABackendThatAnswersTwiceIsReportedWithTheCaseItAnsweredTwice) {
   class AnswersTwice final : public Backend {
    public:
@@ -451,16 +469,8 @@ TEST(Campaign, ABackendThatAnswersTwiceIsReportedWithTheCaseItAnsweredTwice) {
     std::vector<LateFault> late_;
   };
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("einfuzz-twice-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  CampaignOptions o = counted(8, 1);
-  o.store = true;
-  o.corpus = dir;
-  o.backend_specs = {"twice"};
-  auto result = run_campaign(o, []() -> Result<std::vector<std::unique_ptr<Backend>>> {
-    std::vector<std::unique_ptr<Backend>> out;
-    out.push_back(std::make_unique<AnswersTwice>());
-    return out;
-  });
+  const CampaignOptions o = storing_campaign(dir, "twice");
+  auto result = run_campaign(o, only<AnswersTwice>);
   ASSERT_TRUE(result.ok()) << render(result.error());
   EXPECT_EQ(result->failures, 0u);
   ASSERT_EQ(result->late_faults.size(), 1u);
@@ -479,6 +489,40 @@ TEST(Campaign, ABackendThatAnswersTwiceIsReportedWithTheCaseItAnsweredTwice) {
   write_campaign_summary(*result, o, summary);
   EXPECT_NE(summary.str().find("LATE  twice  crash  x1"), std::string::npos) << summary.str();
   EXPECT_EQ(summary.str().find("nothing found"), std::string::npos) << summary.str();
+  std::filesystem::remove_all(dir);
+}
+
+// A fault of the hello (request 0) surfaces on the case being run, which no earlier case explains:
+// the report names that case's index, and its stored file and command show the fault again.
+TEST(Campaign, AFaultOfTheHelloIsReportedWithTheCaseItSurfacedOn) {
+  class HelloTwice final : public Backend {
+   public:
+    HelloTwice() : inner_(make_shuffle_backend(1)) {}
+    std::string_view name() const override { return "hello-twice"; }
+    const Capabilities& capabilities() const override { return inner_->capabilities(); }
+    BackendResult run(const Case& c) override {
+      if (runs_++ == 2) late_.push_back({0, c.pattern, {FaultKind::protocol, "a second hello"}, c});
+      return inner_->run(c);
+    }
+    std::vector<LateFault> take_late_faults() override { return std::exchange(late_, {}); }
+
+   private:
+    std::unique_ptr<Backend> inner_;
+    int runs_ = 0;
+    std::vector<LateFault> late_;
+  };
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("einfuzz-hello-" + std::to_string(::getpid()));
+  const CampaignOptions o = storing_campaign(dir, "hello-twice");
+  auto result = run_campaign(o, only<HelloTwice>);
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  ASSERT_EQ(result->late_faults.size(), 1u);
+  const LateFaultReport& late = result->late_faults[0];
+  ASSERT_TRUE(late.case_index.has_value());
+  ASSERT_TRUE(late.late_case.has_value());
+  SeededChoices choices(Rng::mix(1, *late.case_index));
+  EXPECT_EQ(case_file_name(*late.late_case), case_file_name(generate_case(choices, o.gen)));
+  EXPECT_TRUE(std::filesystem::exists(late.file)) << late.file;
+  EXPECT_TRUE(result->found_new());
   std::filesystem::remove_all(dir);
 }
 

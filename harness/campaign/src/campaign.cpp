@@ -152,19 +152,19 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
   for (const auto& b : owned) backends.push_back(b.get());
   std::vector<std::unique_ptr<Backend>> fresh;
   std::vector<CaseRecord> records;
-  // This worker's last cases, newest first: a late fault belongs to one its backends answered.
+  // This worker's last cases, newest first: a late fault belongs to one its backends answered, or
+  // (a fault of the hello) to the case just run, on which it surfaced.
   std::vector<std::pair<std::uint64_t, Case>> recent;
-  const auto take_late = [&] {
+  const auto take_late = [&](const Case* current, std::uint64_t current_index) {
     for (std::size_t b = 0; b < backends.size(); ++b) {
       for (LateFault& late : backends[b]->take_late_faults()) {
         std::optional<std::uint64_t> index;
         if (late.late_case) {
           const std::string name = case_file_name(*late.late_case);
+          if (current && case_file_name(*current) == name) index = current_index;
           for (const auto& [i, c] : recent) {
-            if (case_file_name(c) == name) {
-              index = i;
-              break;
-            }
+            if (index) break;
+            if (case_file_name(c) == name) index = i;
           }
         }
         shared.add_late(b, std::move(late), index);
@@ -181,7 +181,7 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
     Case c = generate_case(choices, o.gen);
     const CaseOutcome outcome = run_case(c, backends, o.run);
     if (stop_requested()) break;  // cut short by SIGINT/SIGTERM: its verdicts mean nothing
-    take_late();
+    take_late(&c, i);
     if (outcome.skipped) ++shared.skipped;
     const std::string reference =
         outcome.rejection ? "rejects " + std::string(code_name(outcome.rejection->code)) : std::string("accepts");
@@ -249,7 +249,7 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
   // What the backends still send for the last cases before they exit (PROTOCOL A §5).
   if (!stop_requested()) {
     for (Backend* b : backends) b->finish();
-    take_late();
+    take_late(nullptr, 0);
   }
   shared.add_records(std::move(records));
 }

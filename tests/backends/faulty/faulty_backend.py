@@ -37,7 +37,15 @@ for msg in requests():
         hello = {"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]}
         if MODE == "reduce-trap":
             hello.update(ops=["einsum", "reduce"], reductions=["sum", "max"])
+        if MODE == "hello-twice":  # both in one write: the harness reads them together
+            line = json.dumps(hello).encode() + b"\n"
+            stdout.write(line + line)
+            stdout.flush()
+            continue
         send_line(hello)
+        if MODE == "hello-twice-later":  # the second while the harness waits for the first case
+            time.sleep(0.2)
+            send_line(hello)
         continue
     if MODE == "reduce-trap" and msg.get("op") == "reduce":
         # It declares reduce but must never be sent one (the cases it is given cannot be carried).
@@ -52,6 +60,8 @@ for msg in requests():
         stdout.write(pending)
         stdout.flush()
         pending = b""
+    if MODE == "hello-twice-on-request" and rid == 1:  # a second hello in place of the first answer
+        send_line({"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]})
     if "boom" not in msg["pattern"]:
         send_line({"id": rid, "status": "ok", "shape": shape})
         stdout.write(body)

@@ -93,10 +93,12 @@ using BackendResult = std::variant<Tensor, Rejected, Unsupported, Fault, Gradien
 /// and the bytes arrived only after its answer had been returned (PROTOCOL A §3: exactly one
 /// response). The case that found it is not charged: it runs on a restarted process.
 struct LateFault {
-  std::int64_t request = 0;  ///< the request id the extra bytes followed (or answered)
-  std::string pattern;       ///< that request's pattern when it is the last one answered, else empty
+  std::int64_t request = 0;  ///< the request id the extra bytes followed (or answered); 0: the hello
+  std::string pattern;       ///< late_case's pattern, else empty
   Fault fault;               ///< kind `protocol`, with the evidence
-  std::optional<Case> late_case;  ///< that request's case when it is the last one answered
+  /// That request's case when it is the last one answered; for the hello (which no case caused),
+  /// the case being run when the fault surfaced, so that running it again shows the fault again.
+  std::optional<Case> late_case;
 };
 
 /// A backend under test. `run` must not modify the case (the harness checks it).
