@@ -432,7 +432,8 @@ TEST(Campaign, AFailureTooLateToShrinkStillCountsAsNew) {
 // campaign exit 1, although every verdict passed.
 /// 8 cases of seed 1 on one backend named `spec`, stored into `dir` (emptied first).
 CampaignOptions storing_campaign(const std::filesystem::path& dir, const std::string& spec) {
-  std::filesystem::remove_all(dir);
+  std::error_code ignored;  // a path that cannot be a directory stays as it is
+  std::filesystem::remove_all(dir, ignored);
   CampaignOptions o = counted(8, 1);
   o.store = true;
   o.corpus = dir;
@@ -492,25 +493,27 @@ TEST(Campaign, ABackendThatAnswersTwiceIsReportedWithTheCaseItAnsweredTwice) {
   std::filesystem::remove_all(dir);
 }
 
+/// shuffle, with a fault of the hello surfacing on the third case it runs.
+class HelloTwice final : public Backend {
+ public:
+  HelloTwice() : inner_(make_shuffle_backend(1)) {}
+  std::string_view name() const override { return "hello-twice"; }
+  const Capabilities& capabilities() const override { return inner_->capabilities(); }
+  BackendResult run(const Case& c) override {
+    if (runs_++ == 2) late_.push_back({0, c.pattern, {FaultKind::protocol, "a second hello"}, c});
+    return inner_->run(c);
+  }
+  std::vector<LateFault> take_late_faults() override { return std::exchange(late_, {}); }
+
+ private:
+  std::unique_ptr<Backend> inner_;
+  int runs_ = 0;
+  std::vector<LateFault> late_;
+};
+
 // A fault of the hello (request 0) surfaces on the case being run, which no earlier case explains:
 // the report names that case's index, and its stored file and command show the fault again.
 TEST(Campaign, AFaultOfTheHelloIsReportedWithTheCaseItSurfacedOn) {
-  class HelloTwice final : public Backend {
-   public:
-    HelloTwice() : inner_(make_shuffle_backend(1)) {}
-    std::string_view name() const override { return "hello-twice"; }
-    const Capabilities& capabilities() const override { return inner_->capabilities(); }
-    BackendResult run(const Case& c) override {
-      if (runs_++ == 2) late_.push_back({0, c.pattern, {FaultKind::protocol, "a second hello"}, c});
-      return inner_->run(c);
-    }
-    std::vector<LateFault> take_late_faults() override { return std::exchange(late_, {}); }
-
-   private:
-    std::unique_ptr<Backend> inner_;
-    int runs_ = 0;
-    std::vector<LateFault> late_;
-  };
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("einfuzz-hello-" + std::to_string(::getpid()));
   const CampaignOptions o = storing_campaign(dir, "hello-twice");
   auto result = run_campaign(o, only<HelloTwice>);
@@ -523,7 +526,22 @@ TEST(Campaign, AFaultOfTheHelloIsReportedWithTheCaseItSurfacedOn) {
   EXPECT_EQ(case_file_name(*late.late_case), case_file_name(generate_case(choices, o.gen)));
   EXPECT_TRUE(std::filesystem::exists(late.file)) << late.file;
   EXPECT_TRUE(result->found_new());
+  EXPECT_EQ(result->store_failures, 0u);
   std::filesystem::remove_all(dir);
+}
+
+// A late fault whose case file cannot be written is a store failure, as a finding's is: the CLI
+// then exits 3, not 1, since the printed command reads a file that is not there.
+TEST(Campaign, ALateFaultThatCannotBeStoredIsAStoreFailure) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / ("einfuzz-notadir-" + std::to_string(::getpid()));
+  std::ofstream(file) << "a file where the corpus directory should be\n";
+  CampaignOptions o = storing_campaign(file / "corpus", "hello-twice");
+  auto result = run_campaign(o, only<HelloTwice>);
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  ASSERT_EQ(result->late_faults.size(), 1u);
+  EXPECT_FALSE(result->late_faults[0].store_error.empty());
+  EXPECT_EQ(result->store_failures, 1u);
+  std::filesystem::remove(file);
 }
 
 }  // namespace

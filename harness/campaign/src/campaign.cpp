@@ -400,7 +400,10 @@ Result<CampaignResult> run_campaign(const CampaignOptions& options, const Backen
   result.findings = shared.findings();
   std::stable_sort(result.findings.begin(), result.findings.end(),
                    [](const Finding& a, const Finding& b) { return a.case_index < b.case_index; });
-  for (auto& [b, late] : shared.late()) result.late_faults.push_back(late_report(b, std::move(late), options, names[b]));
+  for (auto& [b, late] : shared.late()) {
+    result.late_faults.push_back(late_report(b, std::move(late), options, names[b]));
+    if (!result.late_faults.back().store_error.empty()) ++result.store_failures;  // as a finding's (exit 3)
+  }
   result.records = shared.records();
   std::sort(result.records.begin(), result.records.end(),
             [](const CaseRecord& a, const CaseRecord& b) { return a.index < b.index; });

@@ -162,7 +162,7 @@ struct CampaignResult {
   /// The signal (SIGINT, SIGTERM) that stopped the campaign early (request_stop), else 0. The case
   /// in flight when it arrived is not counted; everything before it is, findings included.
   int stopped_by_signal = 0;
-  std::uint64_t store_failures = 0;  ///< findings whose case file could not be written (I/O error)
+  std::uint64_t store_failures = 0;  ///< findings and late faults whose case file could not be written (I/O error)
 
   double cases_per_second() const { return seconds > 0 ? static_cast<double>(cases) / seconds : 0; }
   /// Groups that match no stored divergence.
