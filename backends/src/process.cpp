@@ -225,6 +225,7 @@ std::optional<Fault> ProcessBackend::Impl::start() {
   if (starts++ > 0) ++restarts;
   first_id = next_id;
   if (auto f = spawn()) {
+    f->at_start = true;
     start_failure = f;
     return f;
   }
@@ -232,11 +233,13 @@ std::optional<Fault> ProcessBackend::Impl::start() {
   auto line = exchange_line(hello, hello_timeout, "hello");
   if (auto* f = std::get_if<Fault>(&line)) {
     f->evidence = "hello failed: " + f->evidence;
+    f->at_start = true;
     start_failure = *f;
     return *f;
   }
   if (auto f = read_hello(std::get<Json>(line))) {
     start_failure = protocol_fault("hello: " + f->evidence);
+    start_failure->at_start = true;
     return start_failure;
   }
   start_failure.reset();

@@ -19,6 +19,7 @@
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/campaign.hpp"
 #include "einfuzz/harness/check_command.hpp"
 #include "einfuzz/harness/isolate.hpp"
 #include "einfuzz/harness/run.hpp"
@@ -126,9 +127,32 @@ TEST(ProtocolA, AFailedHelloIsACrashOnEveryCaseNotAHang) {
     for (int i = 0; i < 2; ++i) {
       const Verdict v = test::run_on(passthrough(), backend);
       EXPECT_EQ(v.kind, VK::crash) << mode;
+      EXPECT_EQ(v.label(), "crash(start)") << mode << ": no case caused it";
       EXPECT_TRUE(contains(v.detail, evidence)) << mode << ": " << v.detail;
     }
   }
+}
+
+// A backend whose hello fails fails every case it is given alike: a campaign shrinks it once and
+// reports one group, `NAME | crash(start)`, however many cases and shapes it met.
+TEST(ProtocolA, ABackendThatCannotStartIsOneGroupInACampaign) {
+  CampaignOptions o;
+  o.cases = 40;
+  o.seed = 1;
+  o.store = false;
+  o.progress_interval = 3600;
+  o.gen.dtypes = {DType::f64};
+  o.gen.reduce_percent = 0;
+  auto result = run_campaign(o, []() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(std::make_unique<ProcessBackend>(faulty_options("hello-wrong-protocol")));
+    return out;
+  });
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  ASSERT_GT(result->failures, 5u) << "the cases it was given";
+  ASSERT_EQ(result->findings.size(), 1u);
+  EXPECT_EQ(result->findings[0].signature, "faulty-hello-wrong-protocol | crash(start)");
+  EXPECT_EQ(result->findings[0].count + result->unshrunk + result->unconfirmed, result->failures);
 }
 
 TEST(ProtocolA, AMissingCommandIsACrashWithTheShellsMessage) {

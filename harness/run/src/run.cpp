@@ -49,6 +49,10 @@ namespace {
 
 /// A fault the adapter detected (an out-of-process backend, a plugin, an isolated worker).
 Verdict fault_verdict(const Fault& f) {
+  if (f.at_start && f.kind != FaultKind::timeout) {  // one cause whatever the case: one group (group.hpp)
+    const bool protocol = f.kind == FaultKind::protocol;
+    return make_verdict(VerdictKind::crash, (protocol ? "protocol violation: " : "") + f.evidence, std::string(kStartReason));
+  }
   switch (f.kind) {
     case FaultKind::timeout: return make_verdict(VerdictKind::timeout, f.evidence);
     case FaultKind::input_modified: return make_verdict(VerdictKind::input_modified, f.evidence);

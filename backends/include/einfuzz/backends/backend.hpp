@@ -79,6 +79,7 @@ std::string_view fault_kind_name(FaultKind k) noexcept;
 struct Fault {
   FaultKind kind = FaultKind::crash;
   std::string evidence;
+  bool at_start = false;  ///< the backend could not be started (spawn or hello): no case caused it
 };
 /// A VJP case's answer: one cotangent per forward input, in input order (ORACLE §7).
 struct Gradients {

@@ -89,6 +89,10 @@ struct Verdict {
   std::string label() const;
 };
 
+/// The reason of a `crash` whose backend could not be started (its spawn or hello failed), so no
+/// case caused it; its label is `crash(start)`.
+inline constexpr std::string_view kStartReason = "start";
+
 /// A verdict without element evidence.
 inline Verdict make_verdict(VerdictKind kind, std::string detail = {}, std::string reason = {}) {
   Verdict v;

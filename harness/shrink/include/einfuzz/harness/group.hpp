@@ -42,6 +42,9 @@ inline constexpr std::string_view kEmptyContractionLabel = "mismatch(special: em
 /// The last field of a prod VJP mismatch's signature when the division explains it (group_signature).
 inline constexpr std::string_view kProdFibreLeavesRange =
     "a fibre holds 0, inf or NaN or a sub-product that can overflow or underflow";
+/// The verdict of a backend that could not be started (Verdict::label of kStartReason): its group
+/// signature is `family | crash(start)` alone, since no case caused it.
+inline constexpr std::string_view kStartFailureLabel = "crash(start)";
 /// The verdict of a case one side rejects and the other accepts (ORACLE §6).
 inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 
@@ -49,6 +52,10 @@ inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 /// canonical pattern | length classes | special values`. Two failures with equal signatures are one
 /// group (one root cause); `family` is the backend's library family (backend_family), so the
 /// variants of one library share their groups.
+///
+/// A backend that could not be started (`crash(start)`: its spawn or hello failed) has the signature
+/// `family | crash(start)`: every case it is given fails alike, and its pre-shrink signature is as
+/// coarse, so it is shrunk once.
 ///
 /// An empty contraction's signature is `family | verdict label | op` alone. Its value is +0 on every
 /// path, so a library that returns anything else computes where there is nothing to compute; the
