@@ -196,8 +196,8 @@ class Writer final : public Backend {
   Capabilities caps_;
 };
 
-// A backend that writes to its inputs is `input-modified`; the next backend is compared with the
-// inputs as it received them (the modified ones), so it is not blamed for the first one's write.
+// A backend that writes to its inputs is `input-modified`; the inputs are put back, so the next
+// backend is given the case as it was and is not blamed for the first one's write.
 TEST(RunBoundary, OnlyTheBackendThatWritesToItsInputsIsInputModified) {
   Writer writer(1.0);
   ZeroBackend honest;
@@ -209,9 +209,8 @@ TEST(RunBoundary, OnlyTheBackendThatWritesToItsInputsIsInputModified) {
   EXPECT_EQ(out.backends[2].verdict.kind, VerdictKind::pass);
 }
 
-// The multiset oracle an any-order backend is judged with after another backend wrote to the
-// inputs is the one of the inputs it was given: the reference's broadcast operands, which the
-// oracle otherwise reuses, are of the inputs before the write.
+// An any-order backend after a writer is given the inputs as they were (put back) and judged with
+// the multiset oracle of those inputs; the caller's case holds them again when run_case returns.
 TEST(RunBoundary, AnAnyOrderBackendAfterAWriterIsJudgedOnTheInputsItWasGiven) {
   Writer writer(5.0);
   const auto shuffle = make_shuffle_backend(1);
@@ -223,10 +222,52 @@ TEST(RunBoundary, AnAnyOrderBackendAfterAWriterIsJudgedOnTheInputsItWasGiven) {
   const CaseOutcome out = run_case(c, backends, RunOptions{});
   ASSERT_EQ(out.backends.size(), 2u);
   EXPECT_EQ(out.backends[0].verdict.kind, VerdictKind::input_modified);
-  // shuffle saw column 1 of the second operand as (1, 5): its sums there are 6, and they pass.
+  // shuffle saw every element 1 again: its sums are 2, and they pass.
   EXPECT_FALSE(is_failure(out.backends[1].verdict.kind)) << out.backends[1].verdict.label() << ": "
                                                         << out.backends[1].verdict.detail;
+  EXPECT_EQ(c.inputs[1].values<double>()[3], 1.0) << "the write is undone";
   EXPECT_FALSE(out.broadcast.has_value());  // run_case does not carry the operands out
+}
+
+/// An any-order VJP backend that zeroes the cotangent it is given and answers zero gradients: right
+/// for the cotangent it leaves behind.
+class CotangentZeroer final : public Backend {
+ public:
+  CotangentZeroer() {
+    caps_.dtypes = {DType::f64};
+    caps_.vjp = true;
+  }
+  std::string_view name() const override { return "cotangent-zeroer"; }
+  const Capabilities& capabilities() const override { return caps_; }
+  BackendResult run(const Case& c) override {
+    for (double& v : const_cast<Tensor&>(*c.cotangent).values<double>()) v = 0;  // NOLINT: the misbehaviour under test
+    Gradients g;
+    for (const Tensor& t : c.inputs) g.tensors.emplace_back(DType::f64, t.shape());
+    return g;
+  }
+
+ private:
+  Capabilities caps_;
+};
+
+// The cotangent is read like the inputs: a backend that writes to it is input-modified (it had
+// passed, its zero gradients matching the zeroed cotangent), and the ordered backend after it is
+// given the cotangent as it was (it had failed against gradients of the original one).
+TEST(RunBoundary, ABackendThatWritesToTheCotangentIsInputModified) {
+  Case c = matmul_case(2);
+  for (Tensor& t : c.inputs) {
+    for (double& v : t.values<double>()) v = 1.5;
+  }
+  c.cotangent = Tensor(Shape{2, 2}, std::vector<double>{1, 2, 3, 4});
+  CotangentZeroer zeroer;
+  const auto fused = make_fused_backend(RunOptions{});
+  Backend* backends[] = {&zeroer, fused.get()};
+  const CaseOutcome out = run_case(c, backends, RunOptions{});
+  ASSERT_EQ(out.backends.size(), 2u);
+  EXPECT_EQ(out.backends[0].verdict.kind, VerdictKind::input_modified) << out.backends[0].verdict.label();
+  EXPECT_FALSE(is_failure(out.backends[1].verdict.kind)) << out.backends[1].verdict.label() << ": "
+                                                        << out.backends[1].verdict.detail;
+  EXPECT_EQ(c.cotangent->values<double>()[3], 4.0) << "the write is undone";
 }
 
 }  // namespace

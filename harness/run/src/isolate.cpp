@@ -91,7 +91,7 @@ bool write_result(int fd, const BackendResult& r) {
     ::setrlimit(RLIMIT_AS, &limit);
   }
 #endif
-  const std::uint64_t before = inputs_checksum(c.inputs);
+  const std::uint64_t before = inputs_checksum(c);
   BackendResult result = Unsupported{};
   try {
     result = backend.run(c);
@@ -102,7 +102,7 @@ bool write_result(int fd, const BackendResult& r) {
   } catch (...) {
     result = Fault{FaultKind::crash, "the backend threw a non-standard exception"};
   }
-  if (inputs_checksum(c.inputs) != before) result = Fault{FaultKind::input_modified, "the backend wrote to its inputs"};
+  if (inputs_checksum(c) != before) result = Fault{FaultKind::input_modified, "the backend wrote to its inputs"};
   const bool ok = write_result(fd, result);
   ::close(fd);
   // No destructors, no atexit handlers: the parent owns every resource this copy inherited.

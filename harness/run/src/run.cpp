@@ -318,18 +318,19 @@ CaseOutcome run_case(const Case& c, std::span<Backend* const> backends, const Ru
     PrecisionProfile profile;
   };
   std::vector<JudgedAs> judged_as(backends.size());
-  // The inputs' bytes, copied once per case (not hashed twice per backend) and retaken only after a
-  // backend changed them, so each backend is compared with what it was given.
+  // The bytes the backends read (inputs, cotangent), copied once per case (not hashed twice per
+  // backend). A backend that wrote to them is input-modified and the copy is put back, so the next
+  // backend is given, and judged on, the case as it was (and the oracles computed from it hold).
   InputsSnapshot inputs;
   bool inputs_taken = false;
   const auto take_inputs = [&] {
-    if (!inputs_taken) inputs.take(c.inputs);
+    if (!inputs_taken) inputs.take(c);
     inputs_taken = true;
   };
   const auto inputs_modified = [&] {
-    const bool modified = !inputs.unchanged(c.inputs);
-    if (modified) {
-      inputs_taken = false;
+    const bool modified = !inputs.unchanged(c);
+    if (modified && !inputs.restore(c)) {
+      inputs_taken = false;  // reshaped, not only written: what is there now is what the next one gets
       out.broadcast.reset();  // of the inputs before: a multiset from now on reads them again
     }
     return modified;
