@@ -304,13 +304,17 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
   std::optional<Tensor> output;
   std::optional<BackendResult> answer;
   Incoming in;
+  bool hello_recorded = false;  // once per request: a flood of them records nothing more
   auto on_line = [&](Incoming& msg) -> std::optional<Fault> {
     if (wire::is_hello_answer(*msg.line)) {
       // A second hello in place of this answer: the hello's fault, not this case's. The line is
       // whole and carries no payload, so the stream is in step and this answer is still read.
-      late_fault(0, "a second hello arrived while request " + std::to_string(id) + " waited for its answer: \"" +
-                        printable(msg.line->dump(), 120) + "\"",
-                 &c, /*in_step=*/true);
+      if (!hello_recorded) {
+        late_fault(0, "a second hello arrived while request " + std::to_string(id) + " waited for its answer: \"" +
+                          printable(msg.line->dump(), 120) + "\"",
+                   &c, /*in_step=*/true);
+      }
+      hello_recorded = true;
       msg.line.reset();
       return std::nullopt;
     }

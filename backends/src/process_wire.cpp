@@ -241,11 +241,27 @@ std::string request_line(const Case& c, std::int64_t id, const std::vector<std::
     }
     s += "}";
   }
-  if (c.is_vjp()) s += ",{\"shape\":" + Json(c.cotangent->shape()).dump() + "}";
+  if (c.is_vjp()) s += std::string(c.inputs.empty() ? "" : ",") + "{\"shape\":" + Json(c.cotangent->shape()).dump() + "}";
   return s + "]}\n";
 }
 
+std::optional<std::string> not_describable_dtypes(const Case& c) {
+  // One dtype per request: every tensor's bytes are read at that dtype's size.
+  for (const Tensor& t : c.inputs) {
+    if (t.dtype() != c.dtype) {
+      return "an input of dtype " + std::string(dtype_name(t.dtype())) + " in a " + std::string(dtype_name(c.dtype)) +
+             " case: a request has one dtype for all its tensors (PROTOCOL A §2: not sent)";
+    }
+  }
+  if (c.cotangent && c.cotangent->dtype() != c.dtype) {
+    return "a cotangent of dtype " + std::string(dtype_name(c.cotangent->dtype())) + " in a " +
+           std::string(dtype_name(c.dtype)) + " case: a request has one dtype for all its tensors (PROTOCOL A §2: not sent)";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> not_describable(const Case& c) {
+  if (auto why = not_describable_dtypes(c)) return why;
   if (c.op != Op::reduce) return std::nullopt;
   if (c.inputs.size() != 1) {
     return "a reduce request carries exactly one input and this case has " + std::to_string(c.inputs.size()) +

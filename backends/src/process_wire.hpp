@@ -62,6 +62,10 @@ std::string request_line(const Case& c, std::int64_t id, const std::vector<std::
 /// Why PROTOCOL A §2 cannot describe the case to a backend, or nullopt: such a case is not sent.
 std::optional<std::string> not_describable(const Case& c);
 
+/// The part of not_describable a plugin request shares: an input or cotangent whose dtype is not
+/// the case's (a request has one dtype, and each tensor is read at its size).
+std::optional<std::string> not_describable_dtypes(const Case& c);
+
 /// A response line carrying the id of an earlier request of this process: a second answer to it.
 struct StaleResponse {
   std::int64_t request = 0;

@@ -328,6 +328,17 @@ TEST(ProtocolA, ASecondHelloIsTheHellosFaultWhereverItArrives) {
   }
 }
 
+// Nothing a backend sends makes the harness keep without bound: 500 hello lines in place of one
+// answer are one late fault (each would hold a copy of the case), and the answer after them is read.
+TEST(ProtocolA, AFloodOfHellosIsOneLateFault) {
+  ProcessBackend backend(faulty_options("hello-flood-on-request"));
+  ASSERT_FALSE(backend.start_failure()) << backend.start_failure()->evidence;
+  EXPECT_EQ(test::run_on(passthrough(), backend).kind, VK::pass);
+  const std::vector<LateFault> late = backend.take_late_faults();
+  ASSERT_EQ(late.size(), 1u);
+  EXPECT_EQ(late[0].request, 0);
+}
+
 // Two answers written one after the other: the second is seen either right after the first (the
 // boom case is charged) or before the next request (recorded against the boom request); which one
 // depends on scheduling, but the next case is never charged and exactly one fault is recorded.

@@ -166,5 +166,25 @@ TEST(Wire, ARequestLineDescribesTheCase) {
   EXPECT_NE(wire::not_describable(r).value_or("").find("exactly one input and this case has 2"), std::string::npos);
 }
 
+// A VJP of an einsum with no operands is still one JSON line (the cotangent alone in "inputs"),
+// so a backend can answer it (the reference rejects it); and a request has one dtype, so a case
+// whose cotangent (an invalid VJP case, generated to be rejected) or an input has another is not
+// sent: its bytes would be read at the wrong size and put the stream out of step.
+TEST(Wire, AVjpRequestIsValidJsonAndHasOneDtype) {
+  Case c;
+  c.pattern = "->";
+  c.dtype = DType::f64;
+  c.cotangent = Tensor(DType::f64, Shape{});
+  const std::string line = wire::request_line(c, 1, {});
+  EXPECT_TRUE(Json::accept(line)) << line;
+  EXPECT_NE(line.find("\"inputs\":[{\"shape\":[]}]"), std::string::npos) << line;
+  EXPECT_FALSE(wire::not_describable(c).has_value());
+  c.dtype = DType::boolean;
+  EXPECT_NE(wire::not_describable(c).value_or("").find("a cotangent of dtype f64 in a bool case"), std::string::npos);
+  c.dtype = DType::f64;
+  c.inputs = {Tensor(DType::f32, Shape{2})};
+  EXPECT_NE(wire::not_describable(c).value_or("").find("an input of dtype f32 in a f64 case"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace einfuzz

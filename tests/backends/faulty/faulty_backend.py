@@ -62,6 +62,10 @@ for msg in requests():
         pending = b""
     if MODE == "hello-twice-on-request" and rid == 1:  # a second hello in place of the first answer
         send_line({"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]})
+    if MODE == "hello-flood-on-request" and rid == 1:  # 500 of them, then the answer
+        line = json.dumps({"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]}).encode()
+        stdout.write((line + b"\n") * 500)
+        stdout.flush()
     if "boom" not in msg["pattern"]:
         send_line({"id": rid, "status": "ok", "shape": shape})
         stdout.write(body)

@@ -67,9 +67,10 @@ class ProcessBackend final : public Backend {
   const std::string& notation() const;
   /// Process id of the running backend (its process group), or -1.
   int pid() const;
-  /// Stream faults found after the answer of the request they belong to had been returned.
+  /// Stream faults found after the answer of the request they belong to had been returned: those
+  /// not taken yet and the last 16 taken. A hello line in place of an answer counts once per request.
   const std::vector<LateFault>& late_faults() const;
-  /// The late faults found since the last call (late_faults() keeps them all).
+  /// The late faults found since the last call.
   std::vector<LateFault> take_late_faults() override;
   /// PROTOCOL A §5 now: bye, stdin closed, and what the process still writes to stdout before it
   /// exits (at most 1 s) is a late fault of the last request answered. The next case starts the
