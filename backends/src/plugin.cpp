@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
 #include <string_view>
 #include <optional>
 #include <vector>
@@ -65,6 +69,17 @@ einfuzz_dtype c_dtype(DType d) {
     case DType::boolean: break;
   }
   return EINFUZZ_BOOL;
+}
+
+/// The lock a plugin's calls take turns on: one per loaded library (dlopen returns one handle for
+/// every load of a path, so one per library state).
+std::mutex& call_lock(void* handle) {
+  static std::mutex guard;
+  static std::map<void*, std::unique_ptr<std::mutex>> locks;
+  const std::lock_guard<std::mutex> g(guard);
+  std::unique_ptr<std::mutex>& m = locks[handle];
+  if (!m) m = std::make_unique<std::mutex>();
+  return *m;
 }
 
 std::uint64_t checksum(std::span<const std::byte> bytes) {
@@ -166,6 +181,11 @@ class PluginBackend final : public Backend {
   const Capabilities& capabilities() const override { return caps_; }
 
   BackendResult run(const Case& c) override {
+    // plugin.h promises calls from one thread at a time; a campaign's jobs share the library's
+    // state (dlopen returns one handle), so they take turns.
+    const std::lock_guard<std::mutex> turn(call_lock(handle_));
+    // One dtype per request (the plugin reads each tensor at its size), as on PROTOCOL A's wire.
+    if (auto why = wire::not_describable_dtypes(c)) return Unsupported{*why};
     // Strided storages for plugins that take them; a layout that no longer fits is sent dense.
     std::vector<std::optional<Tensor>> storages(c.inputs.size());
     if (caps_.strided_inputs && c.layouts.size() == c.inputs.size()) {
@@ -174,35 +194,42 @@ class PluginBackend final : public Backend {
         if (auto st = layout_storage(c.inputs[k], *c.layouts[k], options_.limits)) storages[k] = std::move(*st);
       }
     }
+    // What the plugin is told about the case points into copies, so a plugin writing through the
+    // pointers (shapes, strides, pattern, names) changes nothing the harness reads afterwards.
+    std::vector<Shape> shapes;
+    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    std::vector<std::vector<std::int64_t>> strides(c.inputs.size());
     std::vector<einfuzz_tensor> inputs(c.inputs.size());
     std::vector<std::uint64_t> sums(c.inputs.size(), 0);
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
       const Tensor& t = c.inputs[k];
       einfuzz_tensor& in = inputs[k];
       in.rank = static_cast<int32_t>(t.rank());
-      in.shape = t.rank() ? t.shape().data() : nullptr;
+      in.shape = t.rank() ? shapes[k].data() : nullptr;
       if (storages[k]) {
         const auto bytes = storages[k]->bytes();
         sums[k] = checksum(bytes);
         in.data = bytes.empty() ? kEmpty : bytes.data() + c.layouts[k]->offset * static_cast<std::int64_t>(dtype_size(c.dtype));
-        in.strides = c.layouts[k]->strides.data();
+        strides[k] = c.layouts[k]->strides;
+        in.strides = strides[k].data();
       } else {
         in.data = t.bytes().empty() ? kEmpty : t.bytes().data();
         in.strides = nullptr;
       }
     }
+    std::vector<std::string> names;
+    for (const auto& [axis, length] : c.axis_lengths) names.push_back(axis);
     std::vector<einfuzz_axis_length> lengths;
-    for (const auto& [axis, length] : c.axis_lengths) lengths.push_back({axis.c_str(), length});
+    for (std::size_t k = 0; k < names.size(); ++k) lengths.push_back({names[k].c_str(), c.axis_lengths[k].second});
     const std::string op(op_name(c.op));
-    std::vector<Shape> shapes;
-    for (const Tensor& t : c.inputs) shapes.push_back(t.shape());
+    const std::string pattern = c.pattern;
     const std::optional<std::string> subscripts = c.op == Op::einsum ? numpy_subscripts(c.pattern, shapes) : std::nullopt;
     const std::string reduction = c.reduction.value_or("");
 
     einfuzz_request request{};
     request.id = next_id_++;
     request.op = op.c_str();
-    request.pattern = c.pattern.c_str();
+    request.pattern = pattern.c_str();
     request.subscripts = subscripts ? subscripts->c_str() : nullptr;
     request.dtype = c_dtype(c.dtype);
     request.reduction = c.op == Op::reduce ? reduction.c_str() : nullptr;
@@ -226,7 +253,8 @@ class PluginBackend final : public Backend {
     } else {
       // The cotangent: dense, the forward output's shape, the case's dtype.
       const Tensor& g = *c.cotangent;
-      const einfuzz_tensor cotangent{static_cast<int32_t>(g.rank()), g.rank() ? g.shape().data() : nullptr,
+      const Shape g_shape = g.shape();
+      const einfuzz_tensor cotangent{static_cast<int32_t>(g.rank()), g.rank() ? g_shape.data() : nullptr,
                                      g.bytes().empty() ? kEmpty : g.bytes().data(), nullptr};
       state.vjp = true;
       state.due = c.inputs.size();

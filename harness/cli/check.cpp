@@ -99,7 +99,7 @@ Subcommand add_check(CLI::App& app) {
               }
             }
             check->command = cli_spelling();
-            guard_in_process_plugins(check->backends, check->backend_options.isolate);
+            guard_in_process_plugins(check->backends);
             install_fatal_signal_cleanup();
             return finish_guarded(run_check_command(*check, std::cout, std::cerr));
           }};

@@ -227,7 +227,7 @@ Subcommand add_fuzz(CLI::App& app) {
               for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
             }
             if (specs.empty()) specs = {"all"};
-            guard_in_process_plugins(specs, o.backend_options.isolate);
+            guard_in_process_plugins(specs);
             o.backend_specs = expand_backend_specs(specs);
             // Build once up front, so a bad spec is reported before anything runs.
             if (auto probe = make_backends(specs, o.run, o.backend_options); !probe) {

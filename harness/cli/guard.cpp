@@ -1,5 +1,6 @@
-// The guard around a run whose plugins execute inside this process (no --isolate): a plugin that
-// calls exit(0) or _exit(0) must not end the run with status 0 and no output, as if all passed.
+// The guard around a run that loads a plugin into this process: a plugin that calls exit(0) or
+// _exit(0) must not end the run with status 0 and no output, as if all passed. Under --isolate too:
+// the library is loaded, its entry called and unloaded here, only its run calls are forked.
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,8 +32,7 @@ void kill_backends_and_die(int sig) {
   ::raise(sig);
 }
 
-bool runs_plugin_in_process(const std::vector<std::string>& specs, bool isolate) {
-  if (isolate) return false;
+bool loads_a_plugin(const std::vector<std::string>& specs) {
   for (const std::string& s : specs) {
     if (s.rfind("plugin:", 0) == 0) return true;
   }
@@ -41,8 +41,8 @@ bool runs_plugin_in_process(const std::vector<std::string>& specs, bool isolate)
 
 }  // namespace
 
-void guard_in_process_plugins(const std::vector<std::string>& specs, bool isolate) {
-  if (!runs_plugin_in_process(specs, isolate) || g_done_fd >= 0) return;
+void guard_in_process_plugins(const std::vector<std::string>& specs) {
+  if (!loads_a_plugin(specs) || g_done_fd >= 0) return;
   int fds[2];
   if (::pipe(fds) != 0) return;  // unguarded, as before: the run itself is not affected
   std::fflush(nullptr);
@@ -78,9 +78,10 @@ void guard_in_process_plugins(const std::vector<std::string>& specs, bool isolat
                                               (sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?") + ")"
                                         : "exited with status " + std::to_string(WEXITSTATUS(status));
   std::fprintf(stderr,
-               "error[backendEndedRun]: the run ended before it finished: the process %s while a plugin ran inside "
-               "it (a plugin that crashes, aborts or calls exit takes the harness with it; --isolate runs each call "
-               "in a worker, where this is a crash verdict). Nothing after the last line above was judged.\n",
+               "error[backendEndedRun]: the run ended before it finished: the process %s while a plugin was loaded "
+               "in it (a plugin that crashes, aborts or calls exit takes the harness with it: in its calls, or in "
+               "its load and unload code, which run here even under --isolate; --isolate runs each call in a "
+               "worker, where this is a crash verdict). Nothing after the last line above was judged.\n",
                how.c_str());
   std::_Exit(kExitIncomplete);
 }

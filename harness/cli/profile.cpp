@@ -219,7 +219,7 @@ Subcommand add_profile(CLI::App& app) {
   cmd->add_option("--out", f->out, "directory for the evidence case files")->capture_default_str();
   add_verdict_options(cmd, f->verdict);
   return {cmd, [f] {
-            guard_in_process_plugins({f->backend}, f->verdict.backend_options.isolate);
+            guard_in_process_plugins({f->backend});
             install_fatal_signal_cleanup();
             return finish_guarded(run_profile(*f));
           }};

@@ -84,7 +84,7 @@ Subcommand add_replay(CLI::App& app) {
               for (std::string& b : split_backend_list(list)) specs.push_back(std::move(b));
             }
             if (specs.empty()) specs = {"all"};
-            guard_in_process_plugins(specs, st->backend_options.isolate);
+            guard_in_process_plugins(specs);
             install_fatal_signal_cleanup();
             auto owned = make_backends(specs, st->run, st->backend_options);
             if (!owned) {

@@ -77,7 +77,7 @@ Subcommand add_shrink(CLI::App& app) {
               }
               known_paths.emplace_back(k);
             }
-            guard_in_process_plugins({st->backend}, st->backend_options.isolate);
+            guard_in_process_plugins({st->backend});
             install_fatal_signal_cleanup();
             const auto owned = make_single_backend("shrink", st->backend, *st);
             if (!owned) return finish_guarded(2);

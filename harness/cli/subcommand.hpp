@@ -76,12 +76,12 @@ CLI::Validator seconds_validator(double max_seconds);
 /// not be written (an I/O error, named on stderr), or an in-process plugin ended the process.
 inline constexpr int kExitIncomplete = 3;
 
-/// When `specs` name a `plugin:` that runs inside this process (no --isolate), forks once: the
+/// When `specs` name a `plugin:` (loaded into this process, with or without --isolate), forks once: the
 /// child returns and does the work; the parent waits (forwarding SIGINT/SIGTERM/SIGHUP) and exits
 /// with the status the child passed to finish_guarded, or, when the child ended without calling
 /// it (the plugin called exit or _exit, or crashed), says so and exits kExitIncomplete. Call before
 /// any backend is built (the process has one thread then).
-void guard_in_process_plugins(const std::vector<std::string>& specs, bool isolate);
+void guard_in_process_plugins(const std::vector<std::string>& specs);
 
 /// SIGINT/SIGTERM/SIGHUP kill every `cmd:` backend's process group, then end the process with
 /// that signal as before (check, replay, shrink; fuzz stops cleanly instead).

@@ -3,6 +3,10 @@
 // backend, and the layout extension of the case format.
 #include <gtest/gtest.h>
 
+#include <thread>
+
+#include <atomic>
+
 #include <unistd.h>
 #include <chrono>
 #include <cstdlib>
@@ -241,6 +245,46 @@ INSTANTIATE_TEST_SUITE_P(ProtocolB, PluginFaults,
                                            PluginRow{"huge", VK::crash, "huge shape 1099511627776x1099511627776"},
                                            PluginRow{"badstatus", VK::crash, "unknown status 42"}),
                          [](const auto& p) { return std::string(p.param.label); });
+
+// What a plugin is told about the case points into copies: writing through the request's shape
+// and pattern pointers changes only what that plugin answers (a wrong shape), never the case the
+// harness judges, stores and gives the next backend (fused, after it, passes).
+TEST(ProtocolB, APluginWritingThroughTheRequestChangesNothingTheHarnessReads) {
+  auto b = plugin(EINFUZZ_FAULTY_PLUGIN);
+  ASSERT_NE(b, nullptr);
+  const auto fused = make_fused_backend(RunOptions{});
+  const Case c = f64_case("reshape -> reshape", {1, 2, 3});
+  Backend* list[] = {b.get(), fused.get()};
+  const CaseOutcome out = run_case(c, list, {});
+  ASSERT_EQ(out.backends.size(), 2u);
+  EXPECT_EQ(out.backends[0].verdict.kind, VK::mismatch_shape) << out.backends[0].verdict.detail;
+  EXPECT_FALSE(is_failure(out.backends[1].verdict.kind)) << out.backends[1].verdict.label() << ": "
+                                                        << out.backends[1].verdict.detail;
+  EXPECT_EQ(c.pattern, "reshape -> reshape");
+  EXPECT_EQ(c.inputs[0].shape(), Shape{3});
+}
+
+// plugin.h: calls come from one thread at a time. Two backends loading one library (a campaign's
+// two jobs) share its state, so their calls take turns; the plugin answers zeros when a call
+// overlapped another.
+TEST(ProtocolB, CallsIntoOneLibraryFromTwoThreadsTakeTurns) {
+  auto first = plugin(EINFUZZ_FAULTY_PLUGIN);
+  auto second = plugin(EINFUZZ_FAULTY_PLUGIN);
+  ASSERT_NE(first, nullptr);
+  ASSERT_NE(second, nullptr);
+  const Case c = f64_case("busy -> busy", {1, 2, 3});
+  std::atomic<int> wrong{0};
+  const auto calls = [&](Backend& b) {
+    for (int i = 0; i < 40; ++i) {
+      if (test::run_on(c, b).kind != VK::pass) ++wrong;
+    }
+  };
+  std::thread a(calls, std::ref(*first));
+  std::thread d(calls, std::ref(*second));
+  a.join();
+  d.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
 
 TEST(ProtocolB, LoadingErrorsAreBadInput) {
   PluginOptions o;

@@ -94,6 +94,24 @@ run shrink exit0.case.json --backend "plugin:$plugin" --isolate --out shrunk.cas
 status 0 "shrink --isolate on a plugin that calls _exit(0)"
 contains "verdict crash" "shrink --isolate: the verdict is crash"
 
+# --- A plugin's load and unload code runs in the harness even under --isolate ---------------------
+EINFUZZ_FAULTY_UNLOAD=exit0 run check 'i -> i' --shapes 2 --dtype f64 --backend "plugin:$plugin" --isolate
+status 3 "check --isolate, the plugin's destructor calls _exit(0)"
+contains "error[backendEndedRun]" "check --isolate: says the plugin ended the run"
+EINFUZZ_FAULTY_UNLOAD=exit0 run fuzz --backend "plugin:$plugin" --dtypes f64 --cases 5 --no-store --quiet --isolate
+status 3 "fuzz --isolate, the plugin's destructor calls _exit(0)"
+
+# --- What an isolated plugin prints goes to stderr, not into the report on stdout ----------------
+"$bin" check 'stdout -> stdout' --shapes 2 --dtype f64 --backend "plugin:$plugin" --isolate --json >"$tmp/json" 2>"$tmp/out"
+got=$?
+status 0 "check --isolate --json on a plugin that prints to stdout"
+if python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/json" 2>/dev/null; then
+  pass "check --isolate --json: stdout is one JSON document"
+else
+  fail "check --isolate --json: stdout is not JSON: $(head -c 200 "$tmp/json")"
+fi
+contains "this line is on standard output" "check --isolate: the plugin's line is on stderr"
+
 # --- _exit(0) in process (no --isolate) never looks like a pass ----------------------------------
 run check 'exit0 -> exit0' --shapes 2 --dtype f64 --backend "plugin:$plugin"
 status 3 "check, in-process plugin calls _exit(0)"

@@ -85,6 +85,8 @@ bool write_result(int fd, const BackendResult& r) {
 }
 
 [[noreturn]] void worker(Backend& backend, const Case& c, const IsolateOptions& options, int fd) {
+  // What the backend prints goes to stderr: the parent's stdout carries its reports (--json).
+  ::dup2(STDERR_FILENO, STDOUT_FILENO);
 #ifndef EINFUZZ_ASAN
   if (options.address_space_bytes > 0) {
     const rlimit limit{options.address_space_bytes, options.address_space_bytes};

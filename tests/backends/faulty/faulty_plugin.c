@@ -5,7 +5,12 @@
  * control characters and a multi-byte character across byte 2000). The environment variable
  * EINFUZZ_FAULTY_MODE=WORD does the same on every case (for campaigns, whose patterns are drawn),
  * EINFUZZ_FAULTY_NAME sets the name the table reports (e.g. to bytes that are not UTF-8), and
- * EINFUZZ_FAULTY_MARK=FILE is created when a `hang` begins (so a test signals a hung run). */
+ * EINFUZZ_FAULTY_MARK=FILE is created when a `hang` begins (so a test signals a hung run).
+ * More words: reshape (adds 1 to the first length it was told and renames the pattern's first
+ * label, writing through the request's pointers, then answers that shape), busy (takes 2 ms and
+ * answers zeros when another call was in progress meanwhile: plugin.h allows one thread at a
+ * time), stdout (prints to standard output, then answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
+ * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
 
@@ -13,7 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static int g_in_progress = 0; /* calls in progress (busy) */
+
+__attribute__((destructor)) static void unload(void) {
+  const char* how = getenv("EINFUZZ_FAULTY_UNLOAD");
+  if (how && strcmp(how, "exit0") == 0) _exit(0);
+}
 
 static int starts_with(const char* s, const char* word) {
   const size_t n = strlen(word);
@@ -81,8 +94,30 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
     return out ? EINFUZZ_OK : EINFUZZ_OK; /* ignores the refusal: the harness must notice */
   }
   if (starts_with(p, "write") && n > 0) ((double*)in->data)[0] = 12345.0; /* writes its input */
+  if (starts_with(p, "reshape") && in->rank > 0) {
+    ((int64_t*)in->shape)[0] += 1;
+    ((char*)r->pattern)[0] = 'q';
+    double* grown = host->alloc_output(host->context, in->rank, in->shape);
+    return grown ? EINFUZZ_OK : EINFUZZ_ERROR;
+  }
+  if (starts_with(p, "stdout")) {
+    fputs("faulty plugin: this line is on standard output\n", stdout);
+    fflush(stdout);
+  }
+  int overlapped = 0;
+  if (starts_with(p, "busy")) {
+    overlapped = __atomic_add_fetch(&g_in_progress, 1, __ATOMIC_SEQ_CST) > 1;
+    const struct timespec pause = {0, 2000000};
+    nanosleep(&pause, NULL);
+    overlapped |= __atomic_load_n(&g_in_progress, __ATOMIC_SEQ_CST) > 1;
+    __atomic_sub_fetch(&g_in_progress, 1, __ATOMIC_SEQ_CST);
+  }
   double* out = host->alloc_output(host->context, in->rank, in->shape);
   if (!out) return EINFUZZ_ERROR;
+  if (overlapped) {
+    memset(out, 0, (size_t)n * sizeof(double));
+    return EINFUZZ_OK;
+  }
   if (starts_with(p, "twice")) {
     if (host->alloc_output(host->context, in->rank, in->shape) != NULL) abort();
   }
