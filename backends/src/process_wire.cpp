@@ -362,7 +362,12 @@ Response decode_response(const Json& j, std::int64_t id, std::int64_t first_id, 
   message = backend_text(message, 2000);
   if (status == "error") {
     std::string code;
-    if (const auto cd = j.find("code"); cd != j.end() && cd->is_string()) code = backend_text(cd->get<std::string>(), 200);
+    if (const auto cd = j.find("code"); cd != j.end() && !cd->is_null()) {
+      // Present, it must be a diagnostic code (a string): a number here is not "no code", which
+      // would agree with any rejection.
+      if (!cd->is_string()) return bad("\"code\" must be a string, got " + printable(cd->dump(), 60));
+      code = backend_text(cd->get<std::string>(), 200);
+    }
     return Rejected{code, message};
   }
   if (status == "unsupported") return Unsupported{message};

@@ -129,13 +129,19 @@ bool ieee_equal(T a, T b) {
   return a == b;
 }
 
-/// The tie sets of a min/max VJP. `ignoring_nan`: a fibre's extreme is that of its non-NaN
-/// elements (ORACLE §5 `ignore`), and only an all-NaN fibre is a NaN fibre; else any NaN makes the
-/// fibre's result NaN and the fibre a NaN fibre (`propagate`, `ordered`). `mixed` is set when some
-/// fibre holds both a NaN and a number (the two views differ only then).
+/// ORACLE §5's NaN profiles, as the tie sets are computed for each (backends/backend.hpp's
+/// NanProfile, which the reference does not depend on).
+enum class NanView { propagate, ignore, ordered };
+
+/// The tie sets of a min/max VJP under a NaN profile (ORACLE §5). `propagate`: any NaN makes the
+/// fibre's result NaN and the fibre a NaN fibre. `ignore`: a fibre's extreme is that of its non-NaN
+/// elements, and only an all-NaN fibre is a NaN fibre. `ordered`: SEMANTICS §8.4's fold, NaN iff
+/// the first (max) or last (min) element is NaN, else the extreme of the numbers (max) or of those
+/// after the last NaN (min). `mixed` is set when some fibre holds both a NaN and a number (the
+/// views differ only then).
 template <class T>
 VjpTies tie_sets(const CheckedReduce& r, const Tensor& g, const std::vector<T>& rows,
-                 const std::vector<std::int64_t>& source, bool ignoring_nan, bool& mixed) {
+                 const std::vector<std::int64_t>& source, NanView profile, bool& mixed) {
   const FormatConstants fc = format_constants<T>();
   const auto gv = g.values<T>();
   const auto n = static_cast<std::size_t>(r.fibre_size);
@@ -154,19 +160,32 @@ VjpTies tie_sets(const CheckedReduce& r, const Tensor& g, const std::vector<T>& 
       const std::span<const T> fibre = std::span<const T>(rows).subspan(n == 0 ? 0 : o * n, n);
       bool any_nan = false, any_number = false;
       T best = 0;
+      // Under `ordered`, min's result is the least of the elements after the last NaN.
+      const bool after_last_nan = profile == NanView::ordered && r.kind == Reduction::min;
       for (std::size_t j = 0; j < n; ++j) {
         const T x = fibre[j];
         ties.fibre_of[static_cast<std::size_t>(source[o * n + j])] = static_cast<std::int64_t>(o);
         if (std::isnan(x)) {
           any_nan = true;
+          if (after_last_nan) any_number = false;  // the fold starts again after it
         } else {
           if (!any_number || (r.kind == Reduction::max ? x > best : x < best)) best = x;
           any_number = true;
         }
       }
       if (n == 0) continue;
-      mixed = mixed || (any_nan && any_number);
-      if (any_nan && (!ignoring_nan || !any_number)) {
+      bool numbers = false;
+      for (const T x : fibre) numbers = numbers || !std::isnan(x);
+      mixed = mixed || (any_nan && numbers);
+      bool nan_result = false;
+      switch (profile) {
+        case NanView::propagate: nan_result = any_nan; break;
+        case NanView::ignore: nan_result = !numbers; break;
+        case NanView::ordered:
+          nan_result = std::isnan(r.kind == Reduction::max ? fibre.front() : fibre.back());
+          break;
+      }
+      if (nan_result) {
         ties.nan_fibre[o] = true;
         continue;
       }
@@ -201,8 +220,11 @@ MultisetVjp reduce_truth(const CheckedReduce& r, const Tensor& input, const Tens
   MultisetVjp out;
   if (r.kind == Reduction::min || r.kind == Reduction::max) {
     bool mixed = false;
-    out.ties = tie_sets<T>(r, g, rows, source, /*ignoring_nan=*/false, mixed);
-    if (mixed) out.ties_ignoring_nan = tie_sets<T>(r, g, rows, source, /*ignoring_nan=*/true, mixed);
+    out.ties = tie_sets<T>(r, g, rows, source, NanView::propagate, mixed);
+    if (mixed) {
+      out.ties_ignoring_nan = tie_sets<T>(r, g, rows, source, NanView::ignore, mixed);
+      out.ties_ordered = tie_sets<T>(r, g, rows, source, NanView::ordered, mixed);
+    }
     return out;
   }
   MultisetEinsum& cot = out.inputs.emplace_back();

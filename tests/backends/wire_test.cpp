@@ -57,6 +57,14 @@ TEST(Wire, ErrorAndUnsupportedCarryTheBackendsWords) {
   const auto u = decode(R"({"id":7,"status":"unsupported","message":"later"})");
   ASSERT_TRUE(std::holds_alternative<Unsupported>(u));
   EXPECT_EQ(std::get<Unsupported>(u).message, "later");
+  // A code that is not a string is a fault, not "no code" (which agrees with any rejection); null
+  // is the absent code spelled out.
+  const auto number = decode(R"({"id":7,"status":"error","code":42,"message":"no"})");
+  ASSERT_TRUE(std::holds_alternative<wire::BadResponse>(number));
+  EXPECT_EQ(std::get<wire::BadResponse>(number).what, "\"code\" must be a string, got 42");
+  const auto null = decode(R"({"id":7,"status":"error","code":null,"message":"no"})");
+  ASSERT_TRUE(std::holds_alternative<Rejected>(null));
+  EXPECT_EQ(std::get<Rejected>(null).code, "");
 }
 
 TEST(Wire, AWrongDtypeIsAProtocolFault) {

@@ -178,6 +178,30 @@ TEST(OracleVjp, UnderIgnoreAFibreWithNanAndNumbersIsJudged) {
             "indeterminate(nan-tie)");
 }
 
+// Under `ordered` a fibre's result is SEMANTICS §8.4's fold: max is NaN only when the first element
+// is (else the largest number), min only when the last is (else the least element after the last
+// NaN). Where that is a number, T is judged exactly; it had been indeterminate(nan-tie) whatever
+// the backend answered.
+TEST(OracleVjp, UnderOrderedTheFoldsResultDecidesTheTieSet) {
+  const VjpJudgeOptions ordered{false, TieRule::equal_share, NanProfile::ordered};
+  const Tensor g = f64({}, "1");
+  const Tensor x = f64({3}, "1, nan, 0.5");  // max 1, min 0.5
+  EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "1, 0, 0")}, ordered).kind, VerdictKind::pass);
+  const Verdict sevens = judge_reduce("a ->", "max", x, g, {f64({3}, "7, 7, 7")}, ordered);
+  EXPECT_EQ(sevens.kind, VerdictKind::mismatch_value) << explain(sevens);
+  EXPECT_EQ(judge_reduce("a ->", "min", x, g, {f64({3}, "0, 0, 1")}, ordered).kind, VerdictKind::pass);
+  EXPECT_EQ(judge_reduce("a ->", "min", x, g, {f64({3}, "1, 0, 0")}, ordered).kind, VerdictKind::mismatch_value);
+  // min after the last NaN: [0.25, nan, 0.5] folds to 0.5, though 0.25 is the least number.
+  const Tensor later = f64({3}, "0.25, nan, 0.5");
+  EXPECT_EQ(judge_reduce("a ->", "min", later, g, {f64({3}, "0, 0, 1")}, ordered).kind, VerdictKind::pass);
+  EXPECT_EQ(judge_reduce("a ->", "min", later, g, {f64({3}, "1, 0, 0")}, ordered).kind, VerdictKind::mismatch_value);
+  // A NaN result (max's first element, min's last) stays without an agreed rule.
+  EXPECT_EQ(judge_reduce("a ->", "max", f64({3}, "nan, 1, 0.5"), g, {f64({3}, "7, 7, 7")}, ordered).label(),
+            "indeterminate(nan-tie)");
+  EXPECT_EQ(judge_reduce("a ->", "min", f64({3}, "1, 0.5, nan"), g, {f64({3}, "7, 7, 7")}, ordered).label(),
+            "indeterminate(nan-tie)");
+}
+
 // A NaN cotangent: T's element gets NaN; outside T ±0 passes and a mask-multiplied NaN is
 // indeterminate(non-finite-cotangent); a finite value in T is a mismatch.
 TEST(OracleVjp, NonFiniteCotangent) {

@@ -234,7 +234,7 @@ TEST(RunBoundary, AnAnyOrderBackendAfterAWriterIsJudgedOnTheInputsItWasGiven) {
 class CotangentZeroer final : public Backend {
  public:
   CotangentZeroer() {
-    caps_.dtypes = {DType::f64};
+    caps_.dtypes = {DType::f64, DType::f16};
     caps_.vjp = true;
   }
   std::string_view name() const override { return "cotangent-zeroer"; }
@@ -268,6 +268,21 @@ TEST(RunBoundary, ABackendThatWritesToTheCotangentIsInputModified) {
   EXPECT_FALSE(is_failure(out.backends[1].verdict.kind)) << out.backends[1].verdict.label() << ": "
                                                         << out.backends[1].verdict.detail;
   EXPECT_EQ(c.cotangent->values<double>()[3], 4.0) << "the write is undone";
+}
+
+// f16/bf16 VJPs are not judged (the reference turns them away as a harness limit, with
+// notDifferentiable): a backend declaring vjp and f16 is never sent one, so a correct answer is
+// never a reject-disagree.
+TEST(RunBoundary, AHalfPrecisionVjpIsNeverSent) {
+  CotangentZeroer backend;
+  Case c = matmul_case(2);
+  c.cotangent = Tensor(DType::f64, Shape{2, 2});
+  EXPECT_TRUE(backend.supports(c));
+  c.dtype = DType::f16;
+  for (Tensor& t : c.inputs) t = Tensor(DType::f16, t.shape());
+  c.cotangent = Tensor(DType::f16, Shape{2, 2});
+  EXPECT_FALSE(backend.supports(c));
+  EXPECT_EQ(test::run_on(c, backend).kind, VerdictKind::unsupported);
 }
 
 }  // namespace

@@ -55,8 +55,12 @@ Verdict judge_vjp_any_order(const reference::MultisetVjp& truth, const Gradients
   std::vector<Verdict> verdicts;
   verdicts.reserve(expected);
   if (truth.ties) {
-    const bool ignoring = options.nan_profile == NanProfile::ignore && truth.ties_ignoring_nan;
-    verdicts.push_back(detail::judge_vjp_ties(ignoring ? *truth.ties_ignoring_nan : *truth.ties, actual.tensors[0], options));
+    // The tie sets under the backend's NaN profile; they differ from propagate's only on a fibre
+    // holding both a NaN and a number.
+    const std::optional<reference::VjpTies>& view = options.nan_profile == NanProfile::ignore    ? truth.ties_ignoring_nan
+                                                    : options.nan_profile == NanProfile::ordered ? truth.ties_ordered
+                                                                                                 : truth.ties;
+    verdicts.push_back(detail::judge_vjp_ties(view ? *view : *truth.ties, actual.tensors[0], options));
   } else {
     // Reductions never factor (one operand); an einsum VJP is judged as factoring, whatever the
     // backend's forward declaration says (§7 table: "factoring assumed").

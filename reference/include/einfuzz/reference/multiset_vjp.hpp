@@ -45,13 +45,17 @@ struct MultisetVjp {
   std::vector<MultisetEinsum> inputs;
   /// True for einsum: the backend's `factoring` declaration applies. Reductions never factor.
   bool einsum = false;
-  /// min/max only: the tie sets where any NaN makes a fibre's result NaN (NaN profiles `propagate`
-  /// and `ordered`; such a fibre is `indeterminate(nan-tie)`, ORACLE §7).
+  /// min/max only: the tie sets where any NaN makes a fibre's result NaN (NaN profile `propagate`;
+  /// such a fibre is `indeterminate(nan-tie)`, ORACLE §7).
   std::optional<VjpTies> ties;
   /// min/max, when some fibre holds both a NaN and a number: the tie sets under the `ignore` NaN
   /// profile (ORACLE §5), where such a fibre's result is the extreme of its numbers, so its tie set
   /// is judged like any other; only an all-NaN fibre is a NaN fibre. Absent: the same as `ties`.
   std::optional<VjpTies> ties_ignoring_nan;
+  /// The same under the `ordered` NaN profile: a fibre's result is SEMANTICS §8.4's fold (max is NaN
+  /// iff its first element is, else the largest number; min is NaN iff its last element is, else the
+  /// least element after the last NaN), and T the elements equal to it. Absent: the same as `ties`.
+  std::optional<VjpTies> ties_ordered;
 };
 
 /// The multiset VJP truth of a checked float einsum with cotangent `g` (the output's shape).
