@@ -91,6 +91,7 @@ std::uint64_t checksum(std::span<const std::byte> bytes) {
 /// The state behind one `run` or `vjp` call's einfuzz_host.
 struct HostState {
   const Limits* limits = nullptr;
+  const Case* request = nullptr;  // the case asked: an answer may not announce far more than it needs
   DType out_dtype = DType::f64;
   bool vjp = false;             // a vjp call (else run)
   std::size_t due = 1;          // outputs the call may allocate: 1 for run, one per input for vjp
@@ -123,6 +124,9 @@ struct HostState {
     // A VJP's outputs together stay within what one output may hold.
     if (auto all = check_tensor_size(Shape{self->allocated + *size}, *self->limits, "the plugin's outputs together"); !all) {
       return refuse("alloc_output: huge shapes: " + all.error().message);
+    }
+    if (auto why = wire::oversized_answer(*self->request, Shape{self->allocated + *size}, *self->limits)) {
+      return refuse("alloc_output: " + *why);
     }
     self->allocated += *size;
     self->outputs.emplace_back(self->out_dtype, std::move(s));
@@ -240,6 +244,7 @@ class PluginBackend final : public Backend {
 
     HostState state;
     state.limits = &options_.limits;
+    state.request = &c;
     state.out_dtype = c.op == Op::reduce && (reduction == "any" || reduction == "all") ? DType::boolean : c.dtype;
     einfuzz_host host{&state, &HostState::alloc_output, &HostState::set_message};
     // A faulty plugin may return any int: plugin.h fixes einfuzz_status's underlying type to int in

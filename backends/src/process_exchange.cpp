@@ -257,29 +257,6 @@ BackendResult ProcessBackend::Impl::run(const Case& c) {
   return r;
 }
 
-namespace {
-
-/// Why an answer of `shape` to `c` is refused before anything is allocated for it: more elements
-/// than 2^16 and than the case's output has (a VJP: its inputs together). PROTOCOL A §4: nothing
-/// the backend sends may make the harness allocate without bound; the size limits alone let a
-/// 48-byte line claim 2 GiB for a 2×4 output. The case is checked only for such a claim.
-std::optional<std::string> oversized_answer(const Case& c, const Shape& shape, const Limits& limits) {
-  constexpr std::int64_t kAlways = std::int64_t{1} << 16;  // elements any answer may announce
-  const std::int64_t announced = element_count(shape);      // within the limits (decode_response)
-  if (announced <= kAlways) return std::nullopt;
-  std::int64_t needed = 0;
-  if (c.is_vjp()) {
-    for (const Tensor& t : c.inputs) needed += t.size();
-  } else if (const auto checked = check_case(c, limits)) {
-    needed = std::visit([](const auto& x) { return x.output_size; }, *checked);
-  }
-  if (announced <= needed) return std::nullopt;
-  return "an answer of " + std::to_string(announced) + " elements (shape " + format_shape(shape) +
-         ") to a case whose answer has " + std::to_string(needed) +
-         ": refused unread (an answer may announce at most 65536 elements or the case's own count)";
-}
-
-}  // namespace
 
 BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
   const std::int64_t id = next_id++;
@@ -329,7 +306,7 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
     }
     if (const auto* bad = std::get_if<wire::BadResponse>(&r)) return protocol_fault(bad->what);
     if (const auto* payload = std::get_if<wire::Payload>(&r)) {
-      if (auto why = oversized_answer(c, payload->shape, options.limits)) return protocol_fault(*why);
+      if (auto why = wire::oversized_answer(c, payload->shape, options.limits)) return protocol_fault(*why);
       output.emplace(out_dtype, payload->shape);
       gradient_shapes = payload->shapes;
       msg.payload = &*output;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/precision_text.hpp"
 #include "einfuzz/core/text.hpp"
@@ -243,6 +244,26 @@ std::string request_line(const Case& c, std::int64_t id, const std::vector<std::
   }
   if (c.is_vjp()) s += std::string(c.inputs.empty() ? "" : ",") + "{\"shape\":" + Json(c.cotangent->shape()).dump() + "}";
   return s + "]}\n";
+}
+
+/// Why an answer of `shape` to `c` is refused before anything is allocated for it: more elements
+/// than 2^16 and than the case's output has (a VJP: its inputs together). PROTOCOL A §4: nothing
+/// the backend sends may make the harness allocate without bound; the size limits alone let a
+/// 48-byte line claim 2 GiB for a 2×4 output. The case is checked only for such a claim.
+std::optional<std::string> oversized_answer(const Case& c, const Shape& shape, const Limits& limits) {
+  constexpr std::int64_t kAlways = std::int64_t{1} << 16;  // elements any answer may announce
+  const std::int64_t announced = element_count(shape);      // within the limits (decode_response)
+  if (announced <= kAlways) return std::nullopt;
+  std::int64_t needed = 0;
+  if (c.is_vjp()) {
+    for (const Tensor& t : c.inputs) needed += t.size();
+  } else if (const auto checked = check_case(c, limits)) {
+    needed = std::visit([](const auto& x) { return x.output_size; }, *checked);
+  }
+  if (announced <= needed) return std::nullopt;
+  return "an answer of " + std::to_string(announced) + " elements (shape " + format_shape(shape) +
+         ") to a case whose answer has " + std::to_string(needed) +
+         ": refused unread (an answer may announce at most 65536 elements or the case's own count)";
 }
 
 std::optional<std::string> not_describable_dtypes(const Case& c) {

@@ -62,6 +62,11 @@ std::string request_line(const Case& c, std::int64_t id, const std::vector<std::
 /// Why PROTOCOL A §2 cannot describe the case to a backend, or nullopt: such a case is not sent.
 std::optional<std::string> not_describable(const Case& c);
 
+/// Why an answer of `shape` to `c` is refused before anything is allocated for it (more elements
+/// than 2^16 and than the case's answer has; a VJP: its inputs together), or nullopt. PROTOCOL A §4
+/// for a process's response line, and the same for a plugin's alloc_output.
+std::optional<std::string> oversized_answer(const Case& c, const Shape& shape, const Limits& limits);
+
 /// The part of not_describable a plugin request shares: an input or cotangent whose dtype is not
 /// the case's (a request has one dtype, and each tensor is read at its size).
 std::optional<std::string> not_describable_dtypes(const Case& c);

@@ -9,7 +9,8 @@
  * More words: reshape (adds 1 to the first length it was told and renames the pattern's first
  * label, writing through the request's pointers, then answers that shape), busy (takes 2 ms and
  * answers zeros when another call was in progress meanwhile: plugin.h allows one thread at a
- * time), stdout (prints to standard output, then answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
+ * time), stdout (prints to standard output, then answers), bigout (asks for a 100000-element
+ * output, within the size limits but far beyond the case's). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
  * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
@@ -88,6 +89,11 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   }
   if (starts_with(p, "badstatus")) return (einfuzz_status)42;
   if (starts_with(p, "noout")) return EINFUZZ_OK;
+  if (starts_with(p, "bigout")) { /* within the size limits, far more than the case's answer */
+    const int64_t shape[1] = {100000};
+    (void)host->alloc_output(host->context, 1, shape);
+    return EINFUZZ_OK;
+  }
   if (starts_with(p, "huge")) {
     const int64_t shape[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
     void* out = host->alloc_output(host->context, 2, shape);
