@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "einfuzz/backends/process.hpp"
@@ -262,9 +263,11 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
     return Fault{FaultKind::crash, std::string("--isolate: cannot fork: ") + std::strerror(errno)};
   }
   if (pid == 0) {
+    ::setpgid(0, 0);  // its own group: whatever the backend forks is killed with it
     ::close(fds[0]);
     worker(backend, c, options, fds[1]);
   }
+  ::setpgid(pid, pid);  // also here, so the group exists before the parent may signal it
   ::close(fds[1]);
   ::fcntl(fds[0], F_SETFL, ::fcntl(fds[0], F_GETFL) | O_NONBLOCK);
 
@@ -275,6 +278,9 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
   std::string data;
   bool eof = false;
   bool oversized = false;
+  // A process the backend forked may hold the pipe open after the worker exited: the worker's
+  // exit ends the read too (what it wrote is in the pipe by then).
+  std::optional<int> exited;
   char buf[65536];
   int interrupted = 0;
   while (!eof && !oversized) {
@@ -283,8 +289,8 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
     if ((interrupted = stop_requested()) != 0) break;  // SIGINT/SIGTERM: the caller discards this case
     pollfd p{fds[0], POLLIN, 0};
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    if (::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 100))) <= 0) continue;
-    while (true) {
+    const bool ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(ms, 100))) > 0;
+    while (ready) {
       const ssize_t n = ::read(fds[0], buf, sizeof buf);
       if (n > 0) {
         data.append(buf, static_cast<std::size_t>(n));
@@ -297,8 +303,19 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
       if (n == 0) eof = true;
       break;  // EOF, EAGAIN or an error
     }
+    if (!eof && !oversized && !exited) {
+      int st = 0;
+      if (::waitpid(pid, &st, WNOHANG) == pid) {
+        exited = st;
+        ssize_t n = 0;
+        while ((n = ::read(fds[0], buf, sizeof buf)) > 0 && data.size() <= cap) data.append(buf, static_cast<std::size_t>(n));
+        oversized = data.size() > cap;
+        eof = true;
+      }
+    }
   }
   ::close(fds[0]);
+  ::kill(-pid, SIGKILL);  // what the worker left running (its own exit, or ours below, is reaped)
   if (!eof && !oversized) {
     ::kill(pid, SIGKILL);
     reap(pid);
@@ -308,8 +325,8 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
     return Fault{FaultKind::timeout, std::string("--isolate: no result within ") + secs + " s; the worker was killed" +
                                          limit_text(options)};
   }
-  if (oversized) ::kill(pid, SIGKILL);
-  const int status = reap(pid);
+  if (oversized && !exited) ::kill(pid, SIGKILL);
+  const int status = exited ? *exited : reap(pid);
   if (!oversized) {
     if (auto r = parse_result(data, options.limits)) return std::move(*r);
   }

@@ -10,7 +10,8 @@
  * label, writing through the request's pointers, then answers that shape), busy (takes 2 ms and
  * answers zeros when another call was in progress meanwhile: plugin.h allows one thread at a
  * time), stdout (prints to standard output, then answers), bigout (asks for a 100000-element
- * output, within the size limits but far beyond the case's). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
+ * output, within the size limits but far beyond the case's), forkhold (forks a child that sleeps
+ * 30 s holding every descriptor, then answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
  * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
@@ -89,6 +90,11 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   }
   if (starts_with(p, "badstatus")) return (einfuzz_status)42;
   if (starts_with(p, "noout")) return EINFUZZ_OK;
+  if (starts_with(p, "forkhold") && fork() == 0) { /* a child that keeps every descriptor for 30 s */
+    const struct timespec wait = {30, 0};
+    nanosleep(&wait, NULL);
+    _exit(0);
+  }
   if (starts_with(p, "bigout")) { /* within the size limits, far more than the case's answer */
     const int64_t shape[1] = {100000};
     (void)host->alloc_output(host->context, 1, shape);
