@@ -147,7 +147,7 @@ struct HostState {
 class PluginBackend final : public Backend {
  public:
   PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table, const Capabilities& profiles)
-      : options_(options), handle_(handle), table_(table) {
+      : options_(options), handle_(handle), turn_(call_lock(handle)), table_(table) {
     caps_.accumulate = profiles.accumulate;
     caps_.round_inputs = profiles.round_inputs;
     // A version-1 table ends at `run`: the version-2 fields are read only from a version-2 or 3 table.
@@ -187,7 +187,7 @@ class PluginBackend final : public Backend {
   BackendResult run(const Case& c) override {
     // plugin.h promises calls from one thread at a time; a campaign's jobs share the library's
     // state (dlopen returns one handle), so they take turns.
-    const std::lock_guard<std::mutex> turn(call_lock(handle_));
+    const std::lock_guard<std::mutex> turn(turn_);
     // One dtype per request (the plugin reads each tensor at its size), as on PROTOCOL A's wire.
     if (auto why = wire::not_describable_dtypes(c)) return Unsupported{*why};
     // Strided storages for plugins that take them; a layout that no longer fits is sent dense.
@@ -292,6 +292,7 @@ class PluginBackend final : public Backend {
  private:
   PluginOptions options_;
   void* handle_;
+  std::mutex& turn_;  // call_lock(handle_): shared with every other load of this library
   const einfuzz_plugin* table_;
   einfuzz_vjp_fn vjp_ = nullptr;  // ABI 2 and 3 only
   std::string name_;

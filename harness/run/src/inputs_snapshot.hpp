@@ -36,14 +36,13 @@ class InputsSnapshot {
 
   /// True when `c` reads as many tensors as at take() with the same byte sizes and bytes.
   bool unchanged(const Case& c) const {
-    if (read_count(c) != sizes_.size()) return false;
-    std::size_t k = 0, at = 0;
+    if (!same_sizes(c)) return false;
+    std::size_t at = 0;
     bool same = true;
     for_each_read(c, [&](const Tensor& t) {
       const auto b = t.bytes();
-      if (!same) return;
-      if (b.size() != sizes_[k] || (b.size() != 0 && std::memcmp(b.data(), bytes_.data() + at, b.size()) != 0)) same = false;
-      at += sizes_[k++];
+      same = same && (b.empty() || std::memcmp(b.data(), bytes_.data() + at, b.size()) == 0);
+      at += b.size();
     });
     return same;
   }
@@ -51,11 +50,7 @@ class InputsSnapshot {
   /// Writes the copy back into `c`'s tensors (a backend wrote to them: their storage is writable);
   /// false when `c` no longer has tensors of the copied sizes, so nothing could be put back.
   bool restore(const Case& c) const {
-    if (read_count(c) != sizes_.size()) return false;
-    std::size_t k = 0;
-    bool sizes_match = true;
-    for_each_read(c, [&](const Tensor& t) { sizes_match = sizes_match && t.bytes().size() == sizes_[k++]; });
-    if (!sizes_match) return false;
+    if (!same_sizes(c)) return false;
     std::size_t at = 0;
     for_each_read(c, [&](const Tensor& t) {
       const auto b = t.bytes();
@@ -71,7 +66,14 @@ class InputsSnapshot {
     for (const Tensor& t : c.inputs) f(t);
     if (c.cotangent) f(*c.cotangent);
   }
-  static std::size_t read_count(const Case& c) { return c.inputs.size() + (c.cotangent ? 1 : 0); }
+  /// Whether `c` reads as many tensors as at take(), each of the same byte size.
+  bool same_sizes(const Case& c) const {
+    if (c.inputs.size() + (c.cotangent ? 1 : 0) != sizes_.size()) return false;
+    std::size_t k = 0;
+    bool same = true;
+    for_each_read(c, [&](const Tensor& t) { same = same && t.bytes().size() == sizes_[k++]; });
+    return same;
+  }
 
   std::vector<std::byte> bytes_;
   std::vector<std::size_t> sizes_;
