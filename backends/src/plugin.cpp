@@ -271,9 +271,11 @@ class PluginBackend final : public Backend {
         return Fault{FaultKind::input_modified, "the plugin wrote to the storage of strided input " + std::to_string(k)};
       }
     }
+    // A refused alloc_output is the fault whatever the plugin returned after it: an error status
+    // then would read as a rejection of the case (reject-disagree) with the refusal unsaid.
+    if (!state.refusal.empty()) return Fault{FaultKind::protocol, state.refusal};
     switch (status) {
       case EINFUZZ_OK:
-        if (!state.refusal.empty()) return Fault{FaultKind::protocol, state.refusal};
         if (c.is_vjp()) {
           if (state.outputs.size() != state.due) {
             return Fault{FaultKind::protocol, "vjp returned EINFUZZ_OK after " + std::to_string(state.outputs.size()) +

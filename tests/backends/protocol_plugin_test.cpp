@@ -244,7 +244,8 @@ INSTANTIATE_TEST_SUITE_P(ProtocolB, PluginFaults,
                                            PluginRow{"noout", VK::crash, "without calling alloc_output"},
                                            PluginRow{"huge", VK::crash, "huge shape 1099511627776x1099511627776"},
                                            // Within the limits (which allowed 2 GiB), but not an answer to a
-                                           // 3-element case: refused before it is allocated, as on PROTOCOL A.
+                                           // 3-element case: refused before it is allocated, as on PROTOCOL A,
+                                           // and a fault although the plugin then returns EINFUZZ_ERROR.
                                            PluginRow{"bigout", VK::crash, "an answer of 100000 elements"},
                                            PluginRow{"badstatus", VK::crash, "unknown status 42"}),
                          [](const auto& p) { return std::string(p.param.label); });

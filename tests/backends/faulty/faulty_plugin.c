@@ -10,7 +10,8 @@
  * label, writing through the request's pointers, then answers that shape), busy (takes 2 ms and
  * answers zeros when another call was in progress meanwhile: plugin.h allows one thread at a
  * time), stdout (prints to standard output, then answers), bigout (asks for a 100000-element
- * output, within the size limits but far beyond the case's), forkhold (forks a child that sleeps
+ * output, within the size limits but far beyond the case's, and returns EINFUZZ_ERROR when it is
+ * refused), forkhold (forks a child that sleeps
  * 30 s holding every descriptor, then answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
  * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
@@ -97,8 +98,7 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   }
   if (starts_with(p, "bigout")) { /* within the size limits, far more than the case's answer */
     const int64_t shape[1] = {100000};
-    (void)host->alloc_output(host->context, 1, shape);
-    return EINFUZZ_OK;
+    return host->alloc_output(host->context, 1, shape) ? EINFUZZ_OK : EINFUZZ_ERROR; /* gives up, refused */
   }
   if (starts_with(p, "huge")) {
     const int64_t shape[2] = {(int64_t)1 << 40, (int64_t)1 << 40};
