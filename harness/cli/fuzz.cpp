@@ -154,6 +154,11 @@ Subcommand add_fuzz(CLI::App& app) {
                   "without VJPs answer them unsupported")
       ->check(CLI::Range(0, 100))
       ->capture_default_str();
+  cmd->add_option("--layout-percent", st->options.gen.layout_percent,
+                  "percent of cases whose inputs are strided views of a storage buffer (permuted, gapped, reversed, "
+                  "expanded, offset); only backends declaring strided_inputs see the layouts")
+      ->check(CLI::Range(0, 100))
+      ->capture_default_str();
   cmd->add_option("--dtypes", st->dtypes,
                   "generate only these dtypes, comma-separated (f32,f64,i32,i64,bool,f16,bf16; default all); "
                   "a backend that does not declare a case's dtype answers it unsupported")

@@ -17,6 +17,9 @@
 #include "einfuzz/backends/plugin.hpp"
 #include "einfuzz/core/case.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/generate.hpp"
+#include "einfuzz/harness/group.hpp"
 #include "einfuzz/harness/check_command.hpp"
 #include "einfuzz/harness/run.hpp"
 #include "support/conformance_rows.hpp"
@@ -254,8 +257,98 @@ TEST_P(StridedInputs, ViewsGiveTheDenseVerdicts) {
   }
 }
 
+// The campaign's layouts (draw_layouts): every generated view of a case gets the verdict its dense
+// values get, so a declared `strided_inputs` is a claim each campaign tests, not one it trusts.
+TEST_P(StridedInputs, GeneratedViewsGiveTheDenseVerdicts) {
+  Backend* b = shared(GetParam());
+  if (!b) GTEST_SKIP() << skip_reason(GetParam());
+  GenOptions o = campaign_gen_options();
+  o.layout_percent = 100;
+  int compared = 0;
+  for (std::uint64_t i = 0; i < 1500; ++i) {
+    SeededChoices choices(Rng::mix(20261207, i));
+    const Case c = generate_case(choices, o);
+    if (c.layouts.empty()) continue;
+    Case dense = c;
+    dense.layouts.clear();
+    const Verdict strided = test::run_on(c, *b);
+    const Verdict plain = test::run_on(dense, *b);
+    // numpy reads the element behind an empty operand (corpus/divergences/einsum-580320de466e8c09):
+    // memory outside every buffer, which the layout moves. Not a verdict on the view.
+    if (strided.label() == kEmptyContractionLabel || plain.label() == kEmptyContractionLabel) continue;
+    if (strided.kind != VK::unsupported) ++compared;
+    EXPECT_EQ(strided.label(), plain.label()) << GetParam() << " case " << i << ": " << test::explain(strided)
+                                              << "\n" << write_case(c);
+  }
+  std::cout << "[ compared ] " << compared << "\n";
+  EXPECT_GT(compared, 800) << "cases with layouts the backend answered";
+}
+
 INSTANTIATE_TEST_SUITE_P(Layouts, StridedInputs, ::testing::Values("numpy", "numpy-opt", "torch"),
                          [](const auto& p) { return test::test_name(p.param); });
+
+// A backend that declares strided inputs and reads each storage as dense (the numpy client with that
+// one change, tests/backends/faulty/strides_ignored_backend.py) is found by a default campaign, in a
+// group of its own that names the layouts; the unchanged client, over the same cases, has no such
+// group.
+CampaignOptions strided_campaign() {
+  CampaignOptions o;
+  o.cases = 600;
+  o.seed = 1;
+  o.store = false;
+  o.progress_interval = 3600;
+  o.max_findings = 0;
+  return o;
+}
+
+std::vector<Finding> strided_findings(const CampaignResult& r) {
+  std::vector<Finding> out;
+  for (const Finding& f : r.findings) {
+    if (f.signature.find(" | strided") != std::string::npos) out.push_back(f);
+  }
+  return out;
+}
+
+TEST(StridedInputs, ABackendThatReadsViewsAsDenseIsFoundByTheCampaign) {
+  const auto client = find_numpy_client();
+  if (!client) GTEST_SKIP() << skip_reason("numpy");
+  const auto numpy_running = [&](const std::string& script) {
+    ProcessOptions p;
+    p.command = shell_quote(client->python) + " " + shell_quote(script);
+    p.name = "numpy";
+    return p;
+  };
+  const ProcessOptions wrong_client = numpy_running((kSource / "tests/backends/faulty/strides_ignored_backend.py").string());
+  const ProcessOptions right_client = numpy_running(client->script.string());
+  const auto campaign = [&](const ProcessOptions& p) {
+    return run_campaign(strided_campaign(), [&]() -> Result<std::vector<std::unique_ptr<Backend>>> {
+      std::vector<std::unique_ptr<Backend>> out;
+      out.push_back(make_process_backend(p));
+      return out;
+    });
+  };
+  auto wrong = campaign(wrong_client);
+  ASSERT_TRUE(wrong.ok()) << render(wrong.error());
+  const std::vector<Finding> found = strided_findings(*wrong);
+  ASSERT_FALSE(found.empty()) << wrong->findings.size() << " findings, none needing a layout";
+  auto wrong_backend = make_process_backend(wrong_client);
+  auto right_backend = make_process_backend(right_client);
+  for (const Finding& f : found) {
+    // It fails again on the shrunk case, and without the layouts it answers as the client does:
+    // the layouts are the cause.
+    ASSERT_FALSE(f.shrunk.layouts.empty()) << f.signature;
+    EXPECT_TRUE(is_failure(test::run_on(f.shrunk, *wrong_backend).kind)) << write_case(f.shrunk);
+    Case dense = f.shrunk;
+    dense.layouts.clear();
+    EXPECT_EQ(test::run_on(dense, *wrong_backend).label(), test::run_on(dense, *right_backend).label())
+        << write_case(dense);
+  }
+  auto right = campaign(right_client);
+  ASSERT_TRUE(right.ok()) << render(right.error());
+  EXPECT_EQ(right->cases, wrong->cases);
+  const std::vector<Finding> none = strided_findings(*right);
+  EXPECT_TRUE(none.empty()) << none.front().signature;
+}
 
 // ---------------------------------------------------------------------------------------------
 // torch's explicit contraction paths are honoured: `a, a, a -> a` on [1e308], [10], [0.1] is

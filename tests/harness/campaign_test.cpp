@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -200,6 +201,84 @@ TEST(Generator, AnInvalidCaseFromAnEmptyOperandWithLongDiagonalsStaysSmall) {
     if (invalid.inputs.size() > 2 && invalid.inputs[2].shape() != valid.inputs[2].shape()) ++mutated_long_operand;
   }
   EXPECT_GT(mutated_long_operand, 0);  // the operand whose zero a mutation could drop was mutated
+}
+
+bool same_values(const Tensor& a, const Tensor& b) {
+  return a.shape() == b.shape() && a.dtype() == b.dtype() && std::ranges::equal(a.bytes(), b.bytes());
+}
+
+bool is_nan_scalar(const Tensor& t) {
+  return visit_dtype(t.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      return false;
+    } else {
+      return std::isnan(static_cast<double>(t.values<T>()[0]));
+    }
+  });
+}
+
+// Input layouts (draw_layouts): every kind a library's users make is drawn, each layout fits its
+// input (layout_storage takes it) within a few storage elements per element, and a case with layouts
+// is the layout-free draw of the same choices viewed: the same pattern, dtype and shapes, and the same
+// values wherever no axis is expanded.
+TEST(Generator, LayoutsCoverEveryViewAndLeaveTheCaseAsDrawn) {
+  GenOptions with = campaign_gen_options();
+  with.layout_percent = 100;
+  GenOptions without = with;
+  without.layout_percent = 0;
+  std::map<std::string, int> seen;
+  int laid = 0;
+  for (std::uint64_t i = 0; i < 3000; ++i) {
+    SeededChoices a(Rng::mix(5, i));
+    SeededChoices b(Rng::mix(5, i));
+    const Case c = generate_case(a, with);
+    const Case plain = generate_case(b, without);
+    ASSERT_TRUE(plain.layouts.empty());
+    ASSERT_EQ(c.pattern, plain.pattern) << i;
+    ASSERT_EQ(c.dtype, plain.dtype) << i;
+    ASSERT_EQ(c.inputs.size(), plain.inputs.size()) << i;
+    if (c.layouts.empty()) continue;
+    ++laid;
+    ASSERT_EQ(c.layouts.size(), c.inputs.size()) << i;
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      const Tensor& t = c.inputs[k];
+      ASSERT_EQ(t.shape(), plain.inputs[k].shape()) << i;
+      if (!c.layouts[k]) {
+        EXPECT_TRUE(same_values(t, plain.inputs[k])) << i;
+        continue;
+      }
+      const InputLayout& l = *c.layouts[k];
+      const auto storage = layout_storage(t, l);
+      ASSERT_TRUE(storage.ok()) << i << ": " << render(storage.error()) << "\n" << write_case(c);
+      EXPECT_LE(l.storage, 4 * t.size() + 16) << i;
+      bool expanded = false;
+      std::vector<std::int64_t> dense(t.rank(), 1);  // the row-major strides
+      for (std::size_t d = t.rank(); d-- > 1;) dense[d - 1] = dense[d] * std::max<std::int64_t>(t.shape()[d], 1);
+      for (std::size_t d = 0; d < t.rank(); ++d) {
+        const std::int64_t n = t.shape()[d];
+        if (n > 1 && l.strides[d] == 0) seen["expanded"] += 1, expanded = true;
+        if (n > 1 && l.strides[d] < 0) seen["reversed"] += 1;
+        if (n == 1 && l.strides[d] != dense[d]) seen["any stride on a length-1 axis"] += 1;
+      }
+      if (t.size() > 1 && !expanded) {
+        bool row_major = true;
+        for (std::size_t d = 0; d < t.rank(); ++d) row_major = row_major && (t.shape()[d] < 2 || l.strides[d] == dense[d]);
+        if (!row_major) seen["permuted or gapped"] += 1;
+        if (l.storage > t.size() + l.offset) seen["storage past the view"] += 1;
+      }
+      if (t.size() == 0) seen["an empty view"] += 1;
+      if (l.offset > 0) seen["offset"] += 1;
+      if (l.fill && is_nan_scalar(*l.fill)) seen["a NaN fill"] += 1;
+      if (!expanded) EXPECT_TRUE(same_values(t, plain.inputs[k])) << i;
+    }
+  }
+  for (const auto& [kind, n] : seen) std::cout << "[ layouts  ] " << kind << ": " << n << "\n";
+  EXPECT_GT(laid, 2000);
+  for (const char* kind : {"expanded", "reversed", "any stride on a length-1 axis", "permuted or gapped",
+                           "storage past the view", "an empty view", "offset", "a NaN fill"}) {
+    EXPECT_GE(seen[kind], 200) << kind;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

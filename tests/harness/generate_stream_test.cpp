@@ -61,25 +61,28 @@ std::uint64_t shuffle_digest(std::uint64_t shuffle_seed, std::uint64_t seed, std
 }
 
 /// The campaign's options with every kind of case frequent: f16/bf16 fractions, the invalid
-/// mutations (one axis inserted) and VJP cases (their cotangent's other shapes).
+/// mutations (one axis inserted), VJP cases (their cotangent's other shapes) and input layouts.
 GenOptions every_kind() {
   GenOptions o = campaign_gen_options();
   o.invalid_percent = 40;
   o.vjp_percent = 30;
+  o.layout_percent = 30;
   return o;
 }
 
 TEST(GenerateStream, CaseIOfASeedIsTheSameInEveryBuild) {
-  ASSERT_EQ(kGeneratorVersion, "einfuzz-gen/4") << "a new generator version needs a new digest below";
-  EXPECT_EQ(stream_digest(1, 400, campaign_gen_options()), 0xa0b879a613ac4a71ULL);
-  EXPECT_EQ(stream_digest(2, 400, every_kind()), 0xd1f74a011a7d2707ULL);
+  ASSERT_EQ(kGeneratorVersion, "einfuzz-gen/5") << "a new generator version needs a new digest below";
+  // einfuzz-gen/4 drew 0xa0b879a613ac4a71 and 0xd1f74a011a7d2707.
+  EXPECT_EQ(stream_digest(1, 400, campaign_gen_options()), 0xdc61df7a189748d9ULL);
+  EXPECT_EQ(stream_digest(2, 400, every_kind()), 0xef1450ac49670117ULL);
 }
 
 TEST(GenerateStream, ShuffleSumsOfASeedAreTheSameInEveryBuild) {
-  ASSERT_EQ(kGeneratorVersion, "einfuzz-gen/4") << "a new generator version needs a new digest below";
-  // Since shuffle's case hash reads the bytes a word at a time (was 0x7de9c03a5bd81ff2), and since
-  // its einsum VJPs follow its declared precision profile (was 0x9806c0e432578307).
-  EXPECT_EQ(shuffle_digest(1, 3, 400, every_kind()), 0x76b4f0db1a33da1bULL);
+  ASSERT_EQ(kGeneratorVersion, "einfuzz-gen/5") << "a new generator version needs a new digest below";
+  // Since shuffle's case hash reads the bytes a word at a time (was 0x7de9c03a5bd81ff2), since its
+  // einsum VJPs follow its declared precision profile (was 0x9806c0e432578307), and since
+  // einfuzz-gen/5 (was 0x76b4f0db1a33da1b).
+  EXPECT_EQ(shuffle_digest(1, 3, 400, every_kind()), 0x974cd59dfda9cbd6ULL);
 }
 
 }  // namespace

@@ -122,6 +122,56 @@ TEST(Shrink, KeepsWhatThePredicateNeedsAndSimplifiesTheRest) {
   EXPECT_EQ(r.shrunk.pattern, "->");
 }
 
+// Input layouts: a failure that needs none loses them all; one that needs a reversed view of one
+// input keeps that layout alone, without its fill and with only the storage the view reaches.
+TEST(Shrink, LayoutsGoUnlessTheFailureNeedsThem) {
+  Case c = einsum_case("a b, b -> a", {Tensor(Shape{2, 3}, std::vector<double>{1, 2, 3, 4, 5, 6}),
+                                       Tensor(Shape{3}, std::vector<double>{1, 1, 1})});
+  const Tensor nan(Shape{}, std::vector<double>{std::numeric_limits<double>::quiet_NaN()});
+  c.layouts = {InputLayout{{1, -2}, 6, 10, nan}, InputLayout{{3}, 2, 12, nan}};
+  for (std::size_t k = 0; k < 2; ++k) ASSERT_TRUE(layout_storage(c.inputs[k], *c.layouts[k]).ok());
+  const auto any_output = [](const Case& x) { return check_case(x, Limits{}).ok(); };
+  EXPECT_TRUE(shrink_case(c, any_output).shrunk.layouts.empty()) << write_case(shrink_case(c, any_output).shrunk);
+
+  // "input 0 is a view with a negative stride on an axis longer than 1"
+  const auto reversed_view = [](const Case& x) {
+    if (!check_case(x, Limits{}).ok() || x.layouts.empty() || !x.layouts[0]) return false;
+    for (std::size_t d = 0; d < x.inputs[0].rank(); ++d) {
+      if (x.inputs[0].shape()[d] > 1 && x.layouts[0]->strides[d] < 0) return true;
+    }
+    return false;
+  };
+  const ShrinkResult r = shrink_case(c, reversed_view);
+  ASSERT_TRUE(reversed_view(r.shrunk)) << write_case(r.shrunk);
+  ASSERT_EQ(r.shrunk.layouts.size(), r.shrunk.inputs.size());
+  for (std::size_t k = 1; k < r.shrunk.layouts.size(); ++k) EXPECT_FALSE(r.shrunk.layouts[k]) << write_case(r.shrunk);
+  const InputLayout& l = *r.shrunk.layouts[0];
+  EXPECT_FALSE(l.fill) << write_case(r.shrunk);
+  const auto storage = layout_storage(r.shrunk.inputs[0], l);
+  ASSERT_TRUE(storage.ok()) << write_case(r.shrunk);
+  EXPECT_EQ(l.storage, r.shrunk.inputs[0].size()) << write_case(r.shrunk);  // every slot read, once
+  EXPECT_EQ(group_signature(r.shrunk, "x", "mismatch(value)").ends_with(" | strided reversed"), true)
+      << group_signature(r.shrunk, "x", "mismatch(value)");
+}
+
+// A value candidate that breaks an expanded axis's equal values is no case: never offered.
+TEST(Shrink, NoCandidateBreaksALayout) {
+  Case c = einsum_case("a b -> a", {Tensor(Shape{3, 2}, std::vector<double>{1.5, 2.5, 1.5, 2.5, 1.5, 2.5})});
+  c.layouts = {InputLayout{{0, 1}, 0, 2, std::nullopt}};  // every row reads the same two elements
+  ASSERT_TRUE(layout_storage(c.inputs[0], *c.layouts[0]).ok());
+  int offered = 0;
+  for_each_shrink_candidate(c, [&](Case&& x) {
+    for (std::size_t k = 0; k < x.layouts.size(); ++k) {
+      if (x.layouts[k]) {
+        EXPECT_TRUE(layout_storage(x.inputs[k], *x.layouts[k]).ok()) << write_case(x);
+      }
+    }
+    ++offered;
+    return false;
+  });
+  EXPECT_GT(offered, 0);
+}
+
 TEST(Shrink, MergesLabelsAndShortensNames) {
   // "the pattern has a diagonal": needs one repeated label; names become single letters.
   Case c = einsum_case("batch head, head batch, x -> x",

@@ -34,6 +34,9 @@ GenOptions campaign_gen_options() {
   options.dtypes.push_back(DType::bf16);
   options.reduce.dtypes.push_back(DType::f16);
   options.reduce.dtypes.push_back(DType::bf16);
+  // Strided views of the inputs for backends declaring `strided_inputs` (numpy, torch, plugins);
+  // the others are sent dense values as before.
+  options.layout_percent = 10;
   return options;
 }
 

@@ -260,6 +260,14 @@ int run_check_command(const CheckCommand& cmd, std::ostream& out, std::ostream& 
       << dtype_name(c.dtype) << "  shapes " << (shapes.empty() ? "(none)" : shapes);
   if (c.cotangent) out << "  cotangent " << format_shape(c.cotangent->shape());
   out << "\n";
+  for (std::size_t k = 0; k < c.layouts.size(); ++k) {
+    if (!c.layouts[k]) continue;
+    const InputLayout& l = *c.layouts[k];
+    std::string strides;
+    for (std::int64_t s : l.strides) strides += (strides.empty() ? "" : ",") + std::to_string(s);
+    out << "layout     input " << k << ": strides [" << strides << "], offset " << l.offset << ", storage "
+        << l.storage << (l.fill ? ", filled" : "") << " (the view sent to backends declaring strided_inputs)\n";
+  }
   if (outcome.rejection) {
     out << "reference  rejects" << (expected_rejection ? " as the case expects" : "") << ": "
         << render(*outcome.rejection) << "\n";

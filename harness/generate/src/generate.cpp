@@ -187,7 +187,9 @@ Case generate_einsum(Rng& rng, const GenOptions& options) {
   return generate_einsum(choices, options);
 }
 
-Case generate_case(ChoiceSource& s, const GenOptions& options) {
+namespace {
+
+Case generate_unlaid_case(ChoiceSource& s, const GenOptions& options) {
   // Drawn only when asked for, so vjp_percent 0 leaves every other draw where it was.
   if (options.vjp_percent > 0 && s.chance(static_cast<std::uint64_t>(std::min(100, options.vjp_percent)), 100)) {
     return generate_vjp_case(s, options);
@@ -198,6 +200,19 @@ Case generate_case(ChoiceSource& s, const GenOptions& options) {
   Case c = reduce ? generate_reduce(s, options.reduce) : generate_einsum(s, options);
   if (s.chance(static_cast<std::uint64_t>(std::max(0, options.invalid_percent)), 100)) {
     c = make_invalid(c, s, generated_dtypes(options));
+  }
+  return c;
+}
+
+}  // namespace
+
+Case generate_case(ChoiceSource& s, const GenOptions& options) {
+  Case c = generate_unlaid_case(s, options);
+  // Drawn last and only when asked for: layout_percent 0 draws exactly the cases drawn before, and
+  // otherwise a case with layouts differs from its layout-free draw in its layouts (and the values
+  // an expanded axis repeats) alone.
+  if (options.layout_percent > 0 && s.chance(static_cast<std::uint64_t>(std::min(100, options.layout_percent)), 100)) {
+    draw_layouts(c, s);
   }
   return c;
 }

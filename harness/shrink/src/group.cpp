@@ -229,6 +229,31 @@ std::string length_classes(const Case& c) {
   return out;
 }
 
+namespace {
+
+/// What the input layouts of `c` do, for the signatures: "" without layouts, else " | strided"
+/// followed by the kinds a library handles apart (`reversed`: a negative stride, `expanded`: stride
+/// 0, on an axis longer than 1).
+std::string layout_classes(const Case& c) {
+  bool any = false;
+  bool reversed = false;
+  bool expanded = false;
+  for (std::size_t k = 0; k < c.layouts.size() && k < c.inputs.size(); ++k) {
+    if (!c.layouts[k]) continue;
+    any = true;
+    const Shape& shape = c.inputs[k].shape();
+    for (std::size_t d = 0; d < shape.size() && d < c.layouts[k]->strides.size(); ++d) {
+      if (shape[d] < 2) continue;
+      reversed = reversed || c.layouts[k]->strides[d] < 0;
+      expanded = expanded || c.layouts[k]->strides[d] == 0;
+    }
+  }
+  if (!any) return "";
+  return std::string(" | strided") + (reversed ? " reversed" : "") + (expanded ? " expanded" : "");
+}
+
+}  // namespace
+
 std::string_view signature_kind(std::string_view signature) {
   std::size_t end = 0;  // where the fourth field ends: the fourth " | "
   for (int field = 0; field < 4; ++field) {
@@ -253,7 +278,7 @@ std::string group_signature(const Case& shrunk, std::string_view family, std::st
            (has_zero_length(shrunk) ? "zero-length" : "no zero-length");
   }
   std::string s = head + " | " + std::string(dtype_name(shrunk.dtype)) + " | " + canonical_pattern(shrunk.op, shrunk.pattern) + " | " +
-                  length_classes(shrunk) + " | " + special_values(shrunk);
+                  length_classes(shrunk) + " | " + special_values(shrunk) + layout_classes(shrunk);
   if (shrunk.cotangent) {  // a VJP case: also the special values of its cotangent
     Case g;
     g.inputs.push_back(*shrunk.cotangent);
@@ -272,7 +297,8 @@ std::string pre_shrink_signature(const Case& generated, std::string_view backend
   if (coarse.empty()) coarse = "finite";
   return std::string(backend) + " | " + std::string(verdict_label) + " | " + op_text(generated) + " | " +
          std::string(dtype_name(generated.dtype)) + " | " + std::string(reference) + " | " +
-         (has_zero_length(generated) ? "zero-length" : "no-zero-length") + " | " + coarse;
+         (has_zero_length(generated) ? "zero-length" : "no-zero-length") + " | " + coarse +
+         (generated.layouts.empty() ? "" : " | strided");
 }
 
 }  // namespace einfuzz

@@ -223,8 +223,13 @@ auto measure(const Case& c) {
   };
   for (const Tensor& t : c.inputs) add(t);
   if (c.cotangent) add(*c.cotangent);  // a VJP case's cotangent shrinks like an input
+  // Last, the input layouts: a case is smaller without one, without its fill or with less storage.
+  std::uint64_t layouts = 0;
+  for (const auto& l : c.layouts) {
+    if (l) layouts += 1 + static_cast<std::uint64_t>(l->storage) + (l->fill ? 1 : 0);
+  }
   return std::make_tuple(structure, distinct_words(c.pattern), values, c.pattern.size(), c.axis_lengths.size(),
-                         lengths);
+                         lengths, layouts);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -243,6 +248,50 @@ std::optional<Shape> forward_output_of(const Case& c) {
 std::size_t value_tensors(const Case& c) { return c.inputs.size() + (c.cotangent ? 1 : 0); }
 const Tensor& value_tensor(const Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
 Tensor& value_tensor(Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
+
+/// Without the input layouts (all, then each), without a layout's fill, and with its storage cut to
+/// what the view reaches: whether a failure needs a strided view at all, and which.
+bool layout_candidates(const Case& c, const Visit& visit) {
+  if (c.layouts.empty()) return false;
+  Case dense = c;
+  dense.layouts.clear();
+  if (visit(std::move(dense))) return true;
+  for (std::size_t k = 0; k < c.layouts.size(); ++k) {
+    if (!c.layouts[k] || k >= c.inputs.size()) continue;
+    Case without = c;
+    without.layouts[k].reset();
+    if (std::none_of(without.layouts.begin(), without.layouts.end(), [](const auto& l) { return l.has_value(); })) {
+      without.layouts.clear();
+    }
+    if (visit(std::move(without))) return true;
+    const InputLayout& l = *c.layouts[k];
+    if (l.fill) {
+      Case unfilled = c;
+      unfilled.layouts[k]->fill.reset();
+      if (visit(std::move(unfilled))) return true;
+    }
+    // The storage the view reaches, from the smallest index it reads.
+    const Shape& shape = c.inputs[k].shape();
+    std::int64_t lo = 0;
+    std::int64_t hi = 0;
+    bool empty = false;
+    for (std::size_t d = 0; d < shape.size() && d < l.strides.size(); ++d) {
+      if (shape[d] == 0) empty = true;
+      if (shape[d] <= 0) continue;
+      const std::int64_t extent = (shape[d] - 1) * l.strides[d];
+      (extent < 0 ? lo : hi) += extent;
+    }
+    const std::int64_t offset = empty ? 0 : -lo;
+    const std::int64_t storage = empty ? 0 : hi - lo + 1;
+    if (offset < l.offset || storage < l.storage) {
+      Case tight = c;
+      tight.layouts[k]->offset = offset;
+      tight.layouts[k]->storage = storage;
+      if (visit(std::move(tight))) return true;
+    }
+  }
+  return false;
+}
 
 bool value_candidates(const Case& c, const Visit& visit) {
   for (std::size_t k = 0; k < value_tensors(c); ++k) {
@@ -464,6 +513,11 @@ void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>&
     bool same = candidate.inputs.size() == c.inputs.size();
     for (std::size_t k = 0; same && k < c.inputs.size(); ++k) same = candidate.inputs[k].shape() == c.inputs[k].shape();
     if (!same) candidate.layouts.clear();
+    // A value candidate can break what a layout needs (the equal values along an expanded axis):
+    // such a candidate is no case at all, and the case reader would refuse it.
+    for (std::size_t k = 0; k < candidate.layouts.size() && k < candidate.inputs.size(); ++k) {
+      if (candidate.layouts[k] && !layout_storage(candidate.inputs[k], *candidate.layouts[k], limits)) return false;
+    }
     if (accepted && c.cotangent) {
       // The structural passes build their candidates from the forward case: bring the cotangent back.
       if (!candidate.cotangent) candidate.cotangent = c.cotangent;
@@ -476,6 +530,7 @@ void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>&
     }
     return user_visit(std::move(candidate));
   };
+  if (layout_candidates(c, visit)) return;
   if (accepted) {
     if (c.op == Op::einsum ? detail::einsum_candidates(c, visit, limits) : detail::reduce_candidates(c, visit, limits))
       return;

@@ -19,7 +19,7 @@
 namespace einfuzz {
 
 /// Written into every stored case's `origin` (bump it when the same choices draw different cases).
-inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/4";  // 3: f16/bf16 in campaigns; 4: invalid VJP cases keep to --dtypes
+inline constexpr std::string_view kGeneratorVersion = "einfuzz-gen/5";  // 3: f16/bf16 in campaigns; 4: invalid VJP cases keep to --dtypes; 5: input layouts
 
 /// Which reduce constructs generate_reduce may use. Every case it draws passes check_reduce.
 struct ReduceGenOptions {
@@ -56,6 +56,10 @@ struct GenOptions {
   /// generate_case: percent of VJP cases (generate_vjp_case). 0 draws no choice for it, so a
   /// campaign without VJPs draws exactly the cases it drew before VJPs existed.
   int vjp_percent = 0;
+  /// generate_case: percent of cases given input layouts (draw_layouts), drawn after the case. 0
+  /// draws no choice for it; the campaign turns it on, so backends declaring `strided_inputs` get
+  /// views of their storage.
+  int layout_percent = 0;
 };
 
 /// Restricts `options` to `dtypes` (`fuzz --dtypes`): einsums draw the non-bool ones, reduces (and
@@ -83,6 +87,13 @@ Case generate_reduce(ChoiceSource& choices, const ReduceGenOptions& options = {}
 /// a mutation of it that the reference should reject (wrong operand count, incompatible
 /// broadcast, rank mismatch, bad token, unknown output axis, wrong dtype, unused length, …).
 Case generate_case(ChoiceSource& choices, const GenOptions& options = {});
+
+/// Gives some of `c`'s inputs (its forward inputs; never a VJP's cotangent) a layout
+/// (docs/protocol.md, "Strided inputs"): permuted storage, gaps, reversed axes, expanded axes
+/// (stride 0; the values along them are made equal), any stride on a length-1 axis, an offset and a
+/// fill value in the slots the view leaves. Every layout passes layout_storage, and its storage stays
+/// within a few elements per logical element. Leaves `layouts` empty when it gives none.
+void draw_layouts(Case& c, ChoiceSource& choices);
 
 /// Mutates a case into one the checker most likely rejects (deliberately invalid). A mutation that
 /// changes the dtype picks one of `allowed` only (empty: any).

@@ -49,9 +49,12 @@ inline constexpr std::string_view kStartFailureLabel = "crash(start)";
 inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 
 /// The group signature of a shrunk failure: `family | verdict label | op[/reduction] | dtype |
-/// canonical pattern | length classes | special values`. Two failures with equal signatures are one
-/// group (one root cause); `family` is the backend's library family (backend_family), so the
-/// variants of one library share their groups.
+/// canonical pattern | length classes | special values[ | strided[ reversed][ expanded]]`. Two
+/// failures with equal signatures are one group (one root cause); `family` is the backend's library
+/// family (backend_family), so the variants of one library share their groups. The last field is
+/// there only when the shrunk case still has input layouts (the shrinker tries it without them
+/// first): the failure needs a strided view, `reversed` when some view has a negative stride and
+/// `expanded` a stride 0, on an axis longer than 1.
 ///
 /// A backend that could not be started (`crash(start)`: its spawn or hello failed) has the signature
 /// `family | crash(start)`: every case it is given fails alike, and its pre-shrink signature is as
@@ -94,7 +97,7 @@ std::string_view signature_kind(std::string_view signature);
 
 /// The cheap signature of a generated (unshrunk) failure: `backend | verdict label | op[/reduction]
 /// | dtype | the reference's conclusion | whether some input length is 0 | whether NaN and ±Inf
-/// occur`. The campaign shrinks the first failure of each new pre-shrink signature.
+/// occur[ | strided]`, the last when the case has input layouts. The campaign shrinks the first failure of each new pre-shrink signature.
 std::string pre_shrink_signature(const Case& generated, std::string_view backend, std::string_view verdict_label,
                                  std::string_view reference);
 
