@@ -183,6 +183,11 @@ class PluginBackend final : public Backend {
 
   std::string_view name() const override { return name_; }
   const Capabilities& capabilities() const override { return caps_; }
+  // plugin.h: ids increase by one per call, also when each call runs in a forked worker.
+  void ran_in_copy(const Case& c) override {
+    const std::lock_guard<std::mutex> turn(turn_);
+    if (!wire::not_describable_dtypes(c)) ++next_id_;
+  }
 
   BackendResult run(const Case& c) override {
     // plugin.h promises calls from one thread at a time; a campaign's jobs share the library's
@@ -190,6 +195,7 @@ class PluginBackend final : public Backend {
     const std::lock_guard<std::mutex> turn(turn_);
     // One dtype per request (the plugin reads each tensor at its size), as on PROTOCOL A's wire.
     if (auto why = wire::not_describable_dtypes(c)) return Unsupported{*why};
+    // From here on the plugin is called, with the next id (ran_in_copy follows this).
     // Strided storages for plugins that take them; a layout that no longer fits is sent dense.
     std::vector<std::optional<Tensor>> storages(c.inputs.size());
     if (caps_.strided_inputs && c.layouts.size() == c.inputs.size()) {

@@ -353,6 +353,19 @@ INSTANTIATE_TEST_SUITE_P(
     Isolate, IsolatedPluginFaults, ::testing::ValuesIn(isolated_rows()),
     [](const auto& p) { return std::string(p.param.label); });
 
+// plugin.h: the request id increases by one per call. Under --isolate each call runs in a forked
+// copy of the backend, whose counter advanced there and not here: every id was 1.
+TEST(Isolate, RequestIdsIncreaseByOnePerCallAsWithoutIt) {
+  for (const bool isolated : {false, true}) {
+    auto b = isolated ? isolate_backend(plugin(EINFUZZ_FAULTY_PLUGIN), quick_isolation()) : plugin(EINFUZZ_FAULTY_PLUGIN);
+    for (int call = 1; call <= 3; ++call) {
+      const Verdict v = test::run_on(f64_case("id -> id", {1, 2, 3}), *b);
+      EXPECT_EQ(v.kind, VK::unsupported) << v.detail;
+      EXPECT_TRUE(contains(v.detail, "id " + std::to_string(call))) << (isolated ? "--isolate: " : "") << v.detail;
+    }
+  }
+}
+
 /// A C++ backend that misbehaves in the ways --isolate is for.
 class WildBackend final : public Backend {
  public:

@@ -240,7 +240,11 @@ class IsolatedBackend final : public Backend {
       : inner_(std::move(inner)), options_(options) {}
   std::string_view name() const override { return inner_->name(); }
   const Capabilities& capabilities() const override { return inner_->capabilities(); }
-  BackendResult run(const Case& c) override { return run_isolated(*inner_, c, options_); }
+  BackendResult run(const Case& c) override {
+    BackendResult r = run_isolated(*inner_, c, options_);
+    inner_->ran_in_copy(c);
+    return r;
+  }
 
  private:
   std::unique_ptr<Backend> inner_;

@@ -12,7 +12,8 @@
  * time), stdout (prints to standard output, then answers), bigout (asks for a 100000-element
  * output, within the size limits but far beyond the case's, and returns EINFUZZ_ERROR when it is
  * refused), forkhold (forks a child that sleeps
- * 30 s holding every descriptor, then answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
+ * 30 s holding every descriptor, then answers), id (answers unsupported, its message the
+ * request's id: `id 7`). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
  * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
@@ -63,6 +64,12 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
     strcpy(message + 2004, "tail");
     host->set_message(host->context, "bad\xff\033code", message);
     return EINFUZZ_ERROR;
+  }
+  if (starts_with(p, "id")) {
+    char message[64];
+    snprintf(message, sizeof message, "id %lld", (long long)r->id);
+    host->set_message(host->context, NULL, message);
+    return EINFUZZ_UNSUPPORTED;
   }
   if (r->input_count != 1 || r->dtype != EINFUZZ_F64) {
     host->set_message(host->context, NULL, "faulty plugin: one f64 input only");

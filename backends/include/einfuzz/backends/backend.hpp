@@ -132,6 +132,9 @@ class Backend {
   /// Ends what the backend may still be doing for the cases it answered, so that take_late_faults
   /// has seen everything they caused; the next `run` starts it again. Default: nothing.
   virtual void finish() {}
+  /// `run(c)` was called on a forked copy of this backend (`--isolate`), whose state went with it:
+  /// advance what that call would have advanced here (a plugin's request id). Default: nothing.
+  virtual void ran_in_copy(const Case& c) { (void)c; }
 
  private:
   const Case* submitted_ = nullptr;  // the defaults' case between submit and collect
