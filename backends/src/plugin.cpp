@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/text.hpp"
 #include "einfuzz/plugin.h"
@@ -112,7 +113,12 @@ struct HostState {
                                    : "alloc_output was called " + std::to_string(self->due + 1) +
                                          " times for a VJP of " + std::to_string(self->due) + " inputs");
     }
-    if (rank < 0 || rank > 64) return refuse("alloc_output: rank " + std::to_string(rank) + " is not in 0..64");
+    // Checked before the shape is read: a correct answer's rank is within the case's bound.
+    const std::size_t most = answer_rank_bound(*self->request);
+    if (rank < 0 || static_cast<std::size_t>(rank) > most) {
+      return refuse("alloc_output: rank " + std::to_string(rank) + " is not in 0.." + std::to_string(most) +
+                    " (no answer to this case has more dimensions)");
+    }
     if (rank > 0 && shape == nullptr) return refuse("alloc_output: a NULL shape for rank " + std::to_string(rank));
     Shape s(shape, shape + rank);
     for (std::int64_t d : s) {

@@ -1,6 +1,7 @@
 // check_case: one case's inputs, dtype and limits checked, then its einsum or reduce pattern.
 #include "einfuzz/core/check_case.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,6 +146,12 @@ void release_check_memos() noexcept {
   case_memo.release();
   detail::release_einsum_memo();
   detail::release_reduce_memo();
+}
+
+std::size_t answer_rank_bound(const Case& c) {
+  std::size_t ranks = 0;
+  for (const Tensor& t : c.inputs) ranks += t.rank();
+  return std::max({std::size_t{64}, ranks, c.pattern.size()});
 }
 
 }  // namespace einfuzz

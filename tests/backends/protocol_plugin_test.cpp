@@ -353,6 +353,37 @@ INSTANTIATE_TEST_SUITE_P(
     Isolate, IsolatedPluginFaults, ::testing::ValuesIn(isolated_rows()),
     [](const auto& p) { return std::string(p.param.label); });
 
+// An answer of more than 64 dimensions is a correct one when the case allows it (--max-labels 100):
+// the plugin's alloc_output and the isolated worker's reader had refused every rank above 64, so a
+// correct passthrough on 65 axes was reject-disagree, or a crash under --isolate.
+TEST(Isolate, AnAnswerOfMoreThan64DimensionsIsJudged) {
+  Case c;
+  std::string labels;
+  for (int k = 0; k < 65; ++k) labels += (k ? " a" : "a") + std::to_string(k);
+  c.pattern = labels + " -> " + labels;
+  c.inputs = {Tensor(Shape(65, 1), std::vector<double>{2.5})};
+  RunOptions options;
+  options.limits.max_labels = 100;
+  for (const bool isolated : {false, true}) {
+    IsolateOptions i = quick_isolation();
+    i.limits = options.limits;
+    PluginOptions p;
+    p.path = EINFUZZ_FAULTY_PLUGIN;
+    p.limits = options.limits;
+    auto loaded = load_plugin_backend(p);
+    ASSERT_TRUE(loaded.ok());
+    auto b = isolated ? isolate_backend(std::move(*loaded), i) : std::move(*loaded);
+    const Verdict v = test::run_on(c, *b, options);
+    EXPECT_EQ(v.kind, VK::pass) << (isolated ? "--isolate: " : "") << v.label() << ": " << v.detail;
+  }
+  // A rank beyond every answer to the case is still refused before the shape is read.
+  Case small;
+  small.pattern = "a -> a";
+  small.inputs = {Tensor(Shape{1}, std::vector<double>{1})};
+  EXPECT_EQ(answer_rank_bound(small), 64u);
+  EXPECT_EQ(answer_rank_bound(c), c.pattern.size());
+}
+
 // plugin.h: the request id increases by one per call. Under --isolate each call runs in a forked
 // copy of the backend, whose counter advanced there and not here: every id was 1.
 TEST(Isolate, RequestIdsIncreaseByOnePerCallAsWithoutIt) {

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "einfuzz/backends/process.hpp"
+#include "einfuzz/core/check_case.hpp"
 #include "inputs_checksum.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -145,11 +146,12 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
-/// One tensor as write_tensor wrote it, checked against the limits before it is allocated.
-std::optional<Tensor> read_tensor(Reader& in, const Limits& limits) {
+/// One tensor as write_tensor wrote it, its rank checked against `max_rank` and its size against the
+/// limits before it is allocated.
+std::optional<Tensor> read_tensor(Reader& in, const Limits& limits, std::size_t max_rank) {
   std::uint8_t dtype = 0;
   std::uint32_t rank = 0;
-  if (!in.get(dtype) || dtype >= dtype_table().size() || !in.get(rank) || rank > 64) {
+  if (!in.get(dtype) || dtype >= dtype_table().size() || !in.get(rank) || rank > max_rank) {
     return std::nullopt;
   }
   Shape shape(rank);
@@ -166,13 +168,13 @@ std::optional<Tensor> read_tensor(Reader& in, const Limits& limits) {
   return t;
 }
 
-std::optional<BackendResult> parse_result(std::string_view data, const Limits& limits) {
+std::optional<BackendResult> parse_result(std::string_view data, const Limits& limits, std::size_t max_rank) {
   Reader in(data);
   Tag tag{};
   if (!in.get(tag)) return std::nullopt;
   switch (tag) {
     case Tag::tensor: {
-      auto t = read_tensor(in, limits);
+      auto t = read_tensor(in, limits, max_rank);
       if (!t || !in.done()) return std::nullopt;
       return BackendResult(std::move(*t));
     }
@@ -182,7 +184,7 @@ std::optional<BackendResult> parse_result(std::string_view data, const Limits& l
       if (!in.get(count) || count > 4096) return std::nullopt;
       Gradients g;
       for (std::uint32_t k = 0; k < count; ++k) {
-        auto t = read_tensor(in, limits);
+        auto t = read_tensor(in, limits, max_rank);
         if (!t) return std::nullopt;
         g.tensors.push_back(std::move(*t));
       }
@@ -332,7 +334,7 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
   if (oversized && !exited) ::kill(pid, SIGKILL);
   const int status = exited ? *exited : reap(pid);
   if (!oversized) {
-    if (auto r = parse_result(data, options.limits)) return std::move(*r);
+    if (auto r = parse_result(data, options.limits, answer_rank_bound(c))) return std::move(*r);
   }
   std::string how;
   if (WIFSIGNALED(status)) {

@@ -24,6 +24,12 @@ using CheckedCase = std::variant<CheckedEinsum, CheckedReduce>;
 /// forward one.
 Result<CheckedCase> check_case(const Case& c, const Limits& limits);
 
+/// No answer to `c` has more dimensions than this: 64, the inputs' ranks together (an einsum's output
+/// has at most its distinct labels; a VJP answers the inputs' shapes) or the pattern's length (a
+/// reduce's output has at most one dimension per item), whichever is largest. What a backend's
+/// answer is checked against before a rank it announces sizes anything.
+std::size_t answer_rank_bound(const Case& c);
+
 /// check_case's result, shared instead of copied: the last call's on this thread when `c` has the
 /// same pattern, dtype, reduction, axis lengths, input and cotangent shapes and dtypes, and
 /// `limits` are the same (a campaign checks each case in the run boundary and again in in-process
