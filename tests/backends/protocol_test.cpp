@@ -155,6 +155,36 @@ TEST(ProtocolA, ABackendThatCannotStartIsOneGroupInACampaign) {
   EXPECT_EQ(result->findings[0].count + result->unshrunk + result->unconfirmed, result->failures);
 }
 
+// A hello that does not come within its timeout is as much a start failure: `timeout(start)` on every
+// case, one group. Before, each case was a plain `timeout`, a group per op, dtype and pattern kind.
+TEST(ProtocolA, AHelloThatNeverComesIsOneStartTimeoutGroup) {
+  ProcessOptions p = faulty_options("hello-hang", 0.3);
+  p.hello_timeout_seconds = 0.3;
+  {
+    ProcessBackend backend(p);
+    const Verdict v = test::run_on(passthrough(), backend);
+    EXPECT_EQ(v.label(), "timeout(start)") << v.detail;
+    EXPECT_TRUE(contains(v.detail, "hello")) << v.detail;
+  }
+  CampaignOptions o;
+  o.cases = 6;
+  o.seed = 1;
+  o.store = false;
+  o.progress_interval = 3600;
+  o.shrink.max_seconds = 1;
+  o.gen.dtypes = {DType::f64};  // what a backend without a hello is taken to declare
+  o.gen.reduce_percent = 0;
+  auto result = run_campaign(o, [&]() -> Result<std::vector<std::unique_ptr<Backend>>> {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(std::make_unique<ProcessBackend>(p));
+    return out;
+  });
+  ASSERT_TRUE(result.ok()) << render(result.error());
+  ASSERT_GT(result->failures, 2u);
+  ASSERT_EQ(result->findings.size(), 1u);
+  EXPECT_EQ(result->findings[0].signature, "faulty-hello-hang | timeout(start)");
+}
+
 TEST(ProtocolA, AMissingCommandIsACrashWithTheShellsMessage) {
   ProcessOptions o;
   o.command = "/nonexistent/einfuzz-backend --flag";

@@ -49,7 +49,8 @@ namespace {
 
 /// A fault the adapter detected (an out-of-process backend, a plugin, an isolated worker).
 Verdict fault_verdict(const Fault& f) {
-  if (f.at_start && f.kind != FaultKind::timeout) {  // one cause whatever the case: one group (group.hpp)
+  if (f.at_start) {  // one cause whatever the case: one group (group.hpp)
+    if (f.kind == FaultKind::timeout) return make_verdict(VerdictKind::timeout, f.evidence, std::string(kStartReason));
     const bool protocol = f.kind == FaultKind::protocol;
     return make_verdict(VerdictKind::crash, (protocol ? "protocol violation: " : "") + f.evidence, std::string(kStartReason));
   }

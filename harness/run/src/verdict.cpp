@@ -49,7 +49,9 @@ std::string Verdict::label() const {
   if (reason.empty()) return name;
   if (kind == VerdictKind::indeterminate) return "indeterminate(" + reason + ")";
   if (kind == VerdictKind::mismatch_special) return "mismatch(special: " + reason + ")";
-  if (kind == VerdictKind::crash && reason == kStartReason) return name + "(" + reason + ")";
+  if ((kind == VerdictKind::crash || kind == VerdictKind::timeout) && reason == kStartReason) {
+    return name + "(" + reason + ")";
+  }
   return name;
 }
 

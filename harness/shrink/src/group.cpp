@@ -264,7 +264,7 @@ std::string_view signature_kind(std::string_view signature) {
 }
 
 std::string group_signature(const Case& shrunk, std::string_view family, std::string_view verdict_label) {
-  if (verdict_label == kStartFailureLabel) return std::string(family) + " | " + std::string(verdict_label);
+  if (is_start_label(verdict_label)) return std::string(family) + " | " + std::string(verdict_label);
   const std::string head = std::string(family) + " | " + std::string(verdict_label) + " | " + op_text(shrunk);
   if (verdict_label == kEmptyContractionLabel) return head;  // one root cause per library and op (group.hpp)
   if (shrunk.is_vjp() && verdict_label.starts_with("mismatch(") && a_prod_fibre_can_leave_the_normal_range(shrunk)) {
@@ -289,7 +289,7 @@ std::string group_signature(const Case& shrunk, std::string_view family, std::st
 
 std::string pre_shrink_signature(const Case& generated, std::string_view backend, std::string_view verdict_label,
                                  std::string_view reference) {
-  if (verdict_label == kStartFailureLabel) return std::string(backend) + " | " + std::string(verdict_label);
+  if (is_start_label(verdict_label)) return std::string(backend) + " | " + std::string(verdict_label);
   // Only NaN and infinities: finer classes would shrink the same cause many times over.
   const std::string specials = special_values(generated);
   std::string coarse = specials.find("nan") != std::string::npos ? "nan" : "";

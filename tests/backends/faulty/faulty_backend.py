@@ -32,6 +32,8 @@ for msg in requests():
         if MODE == "hello-wrong-protocol":
             send_line({"protocol": "einfuzz-backend/0"})
             continue
+        if MODE == "hello-hang":  # never answers the hello
+            time.sleep(3600)
         if MODE == "slow-hello":
             time.sleep(0.3)
         hello = {"protocol": "einfuzz-backend/1", "name": "faulty " + MODE, "dtypes": ["f64"]}

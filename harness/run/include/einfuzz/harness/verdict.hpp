@@ -89,8 +89,9 @@ struct Verdict {
   std::string label() const;
 };
 
-/// The reason of a `crash` whose backend could not be started (its spawn or hello failed), so no
-/// case caused it; its label is `crash(start)`.
+/// The reason of a `crash` or `timeout` whose backend could not be started (its spawn or hello
+/// failed, or its hello did not come in time), so no case caused it; its label is `crash(start)` or
+/// `timeout(start)`.
 inline constexpr std::string_view kStartReason = "start";
 
 /// A verdict without element evidence.

@@ -45,6 +45,12 @@ inline constexpr std::string_view kProdFibreLeavesRange =
 /// The verdict of a backend that could not be started (Verdict::label of kStartReason): its group
 /// signature is `family | crash(start)` alone, since no case caused it.
 inline constexpr std::string_view kStartFailureLabel = "crash(start)";
+/// The verdict of a backend whose hello did not come within its timeout: grouped as kStartFailureLabel.
+inline constexpr std::string_view kStartTimeoutLabel = "timeout(start)";
+/// Whether `verdict_label` is a start failure's (crash(start) or timeout(start)).
+inline bool is_start_label(std::string_view verdict_label) {
+  return verdict_label == kStartFailureLabel || verdict_label == kStartTimeoutLabel;
+}
 /// The verdict of a case one side rejects and the other accepts (ORACLE §6).
 inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 
@@ -56,9 +62,9 @@ inline constexpr std::string_view kRejectDisagreeLabel = "reject-disagree";
 /// first): the failure needs a strided view, `reversed` when some view has a negative stride and
 /// `expanded` a stride 0, on an axis longer than 1.
 ///
-/// A backend that could not be started (`crash(start)`: its spawn or hello failed) has the signature
-/// `family | crash(start)`: every case it is given fails alike, and its pre-shrink signature is as
-/// coarse, so it is shrunk once.
+/// A backend that could not be started (`crash(start)`: its spawn or hello failed; `timeout(start)`:
+/// its hello did not come in time) has the signature `family | crash(start)` (or `| timeout(start)`):
+/// every case it is given fails alike, and its pre-shrink signature is as coarse, so it is shrunk once.
 ///
 /// An empty contraction's signature is `family | verdict label | op` alone. Its value is +0 on every
 /// path, so a library that returns anything else computes where there is nothing to compute; the
