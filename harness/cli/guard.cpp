@@ -2,13 +2,16 @@
 // _exit(0) must not end the run with status 0 and no output, as if all passed. Under --isolate too:
 // the library is loaded, its entry called and unloaded here, only its run calls are forked.
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "einfuzz/backends/process.hpp"
@@ -17,7 +20,12 @@
 namespace einfuzz::cli {
 namespace {
 
-int g_done_fd = -1;          // child: the pipe end finish_guarded writes the status to
+// Child → parent: the status finish_guarded records, in a page shared by the fork. Not a pipe: a
+// plugin that closes every descriptor from 3 up (as daemons do) closed it, and the run ended with
+// backendEndedRun after its verdicts; one that then opened a file under that number got the byte.
+constexpr unsigned kDone = 0x100;                  // set with the status: the run got to its end
+std::atomic<unsigned>* g_done = nullptr;           // both: the shared word (null: unguarded)
+bool g_guarded_child = false;                      // child: finish_guarded records its status
 volatile pid_t g_child = -1;  // parent: where SIGINT/SIGTERM/SIGHUP are forwarded
 volatile sig_atomic_t g_forwarded = 0;  // parent: the last signal forwarded
 
@@ -42,23 +50,22 @@ bool loads_a_plugin(const std::vector<std::string>& specs) {
 }  // namespace
 
 void guard_in_process_plugins(const std::vector<std::string>& specs) {
-  if (!loads_a_plugin(specs) || g_done_fd >= 0) return;
-  int fds[2];
-  if (::pipe(fds) != 0) return;  // unguarded, as before: the run itself is not affected
+  if (!loads_a_plugin(specs) || g_done != nullptr) return;
+  void* page = ::mmap(nullptr, sizeof(std::atomic<unsigned>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (page == MAP_FAILED) return;  // unguarded, as before: the run itself is not affected
+  g_done = new (page) std::atomic<unsigned>(0);
   std::fflush(nullptr);
   const pid_t pid = ::fork();
   if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    ::munmap(page, sizeof(std::atomic<unsigned>));
+    g_done = nullptr;
     return;
   }
   if (pid == 0) {
-    ::close(fds[0]);
-    g_done_fd = fds[1];
+    g_guarded_child = true;
     return;  // the child does the work
   }
   // The parent: forward what a user or a CI runner sends to the process it started.
-  ::close(fds[1]);
   g_child = pid;
   struct sigaction sa {};
   sa.sa_handler = forward;
@@ -67,11 +74,8 @@ void guard_in_process_plugins(const std::vector<std::string>& specs) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  unsigned char code = 0;
-  ssize_t n = 0;
-  while ((n = ::read(fds[0], &code, 1)) < 0 && errno == EINTR) {
-  }
-  if (n == 1 && WIFEXITED(status)) std::_Exit(code);
+  const unsigned done = g_done->load();
+  if ((done & kDone) != 0 && WIFEXITED(status)) std::_Exit(static_cast<int>(done & 0xff));
   // Ended by the signal the user sent (a second SIGINT, say): that is not the plugin's doing.
   if (WIFSIGNALED(status) && WTERMSIG(status) == g_forwarded) std::_Exit(128 + WTERMSIG(status));
   std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status)) + " (SIG" +
@@ -94,13 +98,7 @@ void install_fatal_signal_cleanup() {
 }
 
 int finish_guarded(int status) {
-  if (g_done_fd >= 0) {
-    const auto code = static_cast<unsigned char>(status);
-    while (::write(g_done_fd, &code, 1) < 0 && errno == EINTR) {
-    }
-    ::close(g_done_fd);
-    g_done_fd = -1;
-  }
+  if (g_guarded_child) g_done->store(kDone | static_cast<unsigned char>(status));
   return status;
 }
 

@@ -112,6 +112,12 @@ else
 fi
 contains "this line is on standard output" "check --isolate: the plugin's line is on stderr"
 
+# A plugin that closes every descriptor from 3 up does not take the guard's channel with it: the
+# run ends with its own status (the guard had used a pipe, so this was backendEndedRun, exit 3).
+run check 'closefds -> closefds' --shapes 2 --dtype f64 --backend "plugin:$plugin"
+status 0 "check, in-process plugin closes descriptors 3 and up, then answers correctly"
+if grep -qF "backendEndedRun" "$tmp/out"; then fail "check: closefds blamed on the plugin ending the run"; else pass "check: closefds is not backendEndedRun"; fi
+
 # --- _exit(0) in process (no --isolate) never looks like a pass ----------------------------------
 run check 'exit0 -> exit0' --shapes 2 --dtype f64 --backend "plugin:$plugin"
 status 3 "check, in-process plugin calls _exit(0)"

@@ -270,7 +270,9 @@ TEST(Generator, LayoutsCoverEveryViewAndLeaveTheCaseAsDrawn) {
       if (t.size() == 0) seen["an empty view"] += 1;
       if (l.offset > 0) seen["offset"] += 1;
       if (l.fill && is_nan_scalar(*l.fill)) seen["a NaN fill"] += 1;
-      if (!expanded) EXPECT_TRUE(same_values(t, plain.inputs[k])) << i;
+      if (!expanded) {
+        EXPECT_TRUE(same_values(t, plain.inputs[k])) << i;
+      }
     }
   }
   for (const auto& [kind, n] : seen) std::cout << "[ layouts  ] " << kind << ": " << n << "\n";

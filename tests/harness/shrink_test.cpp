@@ -359,7 +359,9 @@ TEST(Shrink, AnEinsumPlainSpellingNamesEveryEllipsisDimension) {
     Case c = einsum_case(std::move(pattern), std::move(inputs));
     c.cotangent = Tensor(DType::f64, Shape{});  // kept as it is: the output's shape does not change
     auto plain = detail::plain_einsum_spelling(c, Limits{});
-    if (plain) EXPECT_EQ(plain->cotangent->shape(), Shape{});
+    if (plain) {
+      EXPECT_EQ(plain->cotangent->shape(), Shape{});
+    }
     return plain ? plain->pattern : std::string("(none)");
   };
   EXPECT_EQ(spelled("..., ... ->", {Shape{0}, Shape{}}), "a, ->");

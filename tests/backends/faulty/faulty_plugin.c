@@ -13,7 +13,8 @@
  * output, within the size limits but far beyond the case's, and returns EINFUZZ_ERROR when it is
  * refused), forkhold (forks a child that sleeps
  * 30 s holding every descriptor, then answers), id (answers unsupported, its message the
- * request's id: `id 7`). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
+ * request's id: `id 7`), closefds (closes every descriptor from 3 to 1023, as daemons do, then
+ * answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
  * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
@@ -118,6 +119,9 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
     ((char*)r->pattern)[0] = 'q';
     double* grown = host->alloc_output(host->context, in->rank, in->shape);
     return grown ? EINFUZZ_OK : EINFUZZ_ERROR;
+  }
+  if (starts_with(p, "closefds")) {
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
   }
   if (starts_with(p, "stdout")) {
     fputs("faulty plugin: this line is on standard output\n", stdout);
