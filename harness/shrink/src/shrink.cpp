@@ -249,6 +249,61 @@ std::size_t value_tensors(const Case& c) { return c.inputs.size() + (c.cotangent
 const Tensor& value_tensor(const Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
 Tensor& value_tensor(Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
 
+/// `l` over `shape` with the offset and storage its view reaches and nothing more (strides and fill
+/// kept): the first element it reads at storage index 0.
+InputLayout tight_layout(const Shape& shape, InputLayout l) {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  bool empty = false;
+  for (std::size_t d = 0; d < shape.size() && d < l.strides.size(); ++d) {
+    if (shape[d] == 0) empty = true;
+    if (shape[d] <= 0) continue;
+    const std::int64_t extent = (shape[d] - 1) * l.strides[d];
+    (extent < 0 ? lo : hi) += extent;
+  }
+  l.offset = empty ? 0 : -lo;
+  l.storage = empty ? 0 : hi - lo + 1;
+  return l;
+}
+
+/// A structural candidate's layouts, from `from`'s: an input of the same position and rank keeps
+/// its strides over its new lengths (tight_layout) when that is still a view of its values, one
+/// with an axis fewer keeps the others', so a failure that needs a transposed or reversed view can
+/// shrink its lengths and axes; any other input is dense. No layout left: none at all.
+void carry_layouts(const Case& from, Case& candidate, const Limits& limits) {
+  candidate.layouts.clear();
+  if (from.layouts.size() != from.inputs.size() || candidate.inputs.size() != from.inputs.size()) return;
+  std::vector<std::optional<InputLayout>> carried(candidate.inputs.size());
+  bool any = false;
+  for (std::size_t k = 0; k < carried.size(); ++k) {
+    const Tensor& t = candidate.inputs[k];
+    const Tensor& old = from.inputs[k];
+    if (!from.layouts[k] || t.dtype() != old.dtype()) continue;
+    // The same rank: the strides as they are. One axis fewer: the strides without one of them (the
+    // first choice that is a view).
+    std::vector<std::vector<std::int64_t>> choices;
+    const std::vector<std::int64_t>& strides = from.layouts[k]->strides;
+    if (t.rank() == old.rank()) choices.push_back(strides);
+    if (t.rank() + 1 == old.rank()) {
+      for (std::size_t skip = 0; skip < strides.size(); ++skip) {
+        std::vector<std::int64_t> fewer = strides;
+        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(skip));
+        choices.push_back(std::move(fewer));
+      }
+    }
+    for (auto& choice : choices) {
+      InputLayout l = *from.layouts[k];
+      l.strides = std::move(choice);
+      l = tight_layout(t.shape(), std::move(l));
+      if (!layout_storage(t, l, limits)) continue;
+      carried[k] = std::move(l);
+      any = true;
+      break;
+    }
+  }
+  if (any) candidate.layouts = std::move(carried);
+}
+
 /// Without the input layouts (all, then each), without a layout's fill, and with its storage cut to
 /// what the view reaches: whether a failure needs a strided view at all, and which.
 bool layout_candidates(const Case& c, const Visit& visit) {
@@ -270,23 +325,32 @@ bool layout_candidates(const Case& c, const Visit& visit) {
       unfilled.layouts[k]->fill.reset();
       if (visit(std::move(unfilled))) return true;
     }
-    // The storage the view reaches, from the smallest index it reads.
+    // Without gaps: the axes in the order and direction of the view, each stride the product of the
+    // lengths inside it (expanded axes and length-1 axes as they are).
     const Shape& shape = c.inputs[k].shape();
-    std::int64_t lo = 0;
-    std::int64_t hi = 0;
-    bool empty = false;
+    std::vector<std::size_t> order;
     for (std::size_t d = 0; d < shape.size() && d < l.strides.size(); ++d) {
-      if (shape[d] == 0) empty = true;
-      if (shape[d] <= 0) continue;
-      const std::int64_t extent = (shape[d] - 1) * l.strides[d];
-      (extent < 0 ? lo : hi) += extent;
+      if (shape[d] > 1 && l.strides[d] != 0) order.push_back(d);
     }
-    const std::int64_t offset = empty ? 0 : -lo;
-    const std::int64_t storage = empty ? 0 : hi - lo + 1;
-    if (offset < l.offset || storage < l.storage) {
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return std::abs(l.strides[a]) > std::abs(l.strides[b]);
+    });
+    InputLayout packed = l;
+    std::int64_t step = 1;
+    for (std::size_t i = order.size(); i-- > 0;) {
+      packed.strides[order[i]] = l.strides[order[i]] < 0 ? -step : step;
+      step *= shape[order[i]];
+    }
+    packed = tight_layout(shape, std::move(packed));
+    if (packed.storage < l.storage && layout_storage(c.inputs[k], packed)) {
+      Case dense_view = c;
+      dense_view.layouts[k] = packed;
+      if (visit(std::move(dense_view))) return true;
+    }
+    const InputLayout reach = tight_layout(shape, l);
+    if (reach.offset < l.offset || reach.storage < l.storage) {
       Case tight = c;
-      tight.layouts[k]->offset = offset;
-      tight.layouts[k]->storage = storage;
+      tight.layouts[k] = reach;
       if (visit(std::move(tight))) return true;
     }
   }
@@ -506,13 +570,14 @@ bool smaller_case(const Case& a, const Case& b) { return measure(a) < measure(b)
 
 void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>& user_visit, const Limits& limits) {
   const bool accepted = check_case(c, Limits{}).ok();
-  // Input layouts describe the original shapes: a candidate with other shapes drops them. A VJP
+  // Input layouts describe the original shapes: a candidate with other shapes carries them over
+  // where they still make a view (carry_layouts) and drops them elsewhere. A VJP
   // case the checker accepts keeps its cotangent the forward output's shape: a structural candidate
   // whose output changed gets the old cotangent carried over (follow_cotangent).
   const Visit visit = [&](Case&& candidate) {
     bool same = candidate.inputs.size() == c.inputs.size();
     for (std::size_t k = 0; same && k < c.inputs.size(); ++k) same = candidate.inputs[k].shape() == c.inputs[k].shape();
-    if (!same) candidate.layouts.clear();
+    if (!same) carry_layouts(c, candidate, limits);
     // A value candidate can break what a layout needs (the equal values along an expanded axis):
     // such a candidate is no case at all, and the case reader would refuse it.
     for (std::size_t k = 0; k < candidate.layouts.size() && k < candidate.inputs.size(); ++k) {
