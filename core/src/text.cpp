@@ -67,12 +67,35 @@ std::string cut_utf8(std::string_view s, std::size_t max_bytes) {
   return std::string(s.substr(0, end)) + "...";
 }
 
+namespace {
+
+/// The code point of the format character at `s[i]` that moves text or lines on a terminal (the
+/// bidirectional embeddings, overrides, isolates and marks: U+061C, U+200E/F, U+202A..U+202E,
+/// U+2066..U+2069; the line and paragraph separators U+2028/U+2029), or 0.
+unsigned reordering_character(const std::string& s, std::size_t i) {
+  const auto at = [&](std::size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+  if (at(i) == 0xd8 && at(i + 1) == 0x9c) return 0x061c;
+  if (at(i) != 0xe2 || (at(i + 1) != 0x80 && at(i + 1) != 0x81)) return 0;
+  const unsigned code = 0x2000 + ((at(i + 1) & 0x3fu) << 6) + (at(i + 2) & 0x3fu);
+  const bool reorders = code == 0x200e || code == 0x200f || (code >= 0x2028 && code <= 0x202e) ||
+                        (code >= 0x2066 && code <= 0x2069);
+  return reorders ? code : 0;
+}
+
+}  // namespace
+
 std::string escape_control(std::string_view text) {
   const std::string s = valid_utf8(text);
   std::string out;
   out.reserve(s.size());
   for (std::size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
+    if (const unsigned format = reordering_character(s, i)) {  // written as \uXXXX: shown, not obeyed
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(format >> shift) & 0xf];
+      i += format == 0x061c ? 1 : 2;
+      continue;
+    }
     unsigned code = c;
     std::size_t skip = 0;
     if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) < 0xa0) {

@@ -55,6 +55,12 @@ TEST(Text, EscapeControlWritesControlCharactersOut) {
   EXPECT_EQ(escape_control("\x7f"), "\\x7f");
   EXPECT_EQ(escape_control("\xc2\x9b" "31m"), "\\x9b31m");  // C1 CSI
   EXPECT_EQ(escape_control("caf\xc3\xa9 \xff"), "caf\xc3\xa9 \xef\xbf\xbd");
+  // Reordering format characters: a right-to-left override makes "pass" of "ssap", a line
+  // separator breaks a report line on some terminals. Other characters of those blocks stay.
+  EXPECT_EQ(escape_control("x \xe2\x80\xae" "ssap"), "x \\u202essap");
+  EXPECT_EQ(escape_control("a\xe2\x80\xa8" "b\xe2\x80\xa9" "c"), "a\\u2028b\\u2029c");
+  EXPECT_EQ(escape_control("\xe2\x81\xa6" "i\xe2\x81\xa9" "\xe2\x80\x8f" "\xd8\x9c"), "\\u2066i\\u2069\\u200f\\u061c");
+  EXPECT_EQ(escape_control("\xe2\x80\x94 \xe2\x80\xa6 \xe2\x81\xb0"), "\xe2\x80\x94 \xe2\x80\xa6 \xe2\x81\xb0");  // — … ⁰
 }
 
 TEST(Text, QuotingForDiagnosticsJsonAndMessages) {

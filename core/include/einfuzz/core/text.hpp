@@ -17,8 +17,10 @@ std::string valid_utf8(std::string_view s);
 std::string cut_utf8(std::string_view s, std::size_t max_bytes);
 
 /// Backend text for a terminal or a report line: valid_utf8, then every control character (C0,
-/// DEL, C1: U+0080..U+009F) written as \xNN (newline \n, tab \t), so a backend cannot move the
-/// cursor, clear the screen or fake a line of the report.
+/// DEL, C1: U+0080..U+009F) written as \xNN (newline \n, tab \t), and every format character
+/// that reorders text or breaks a line (bidirectional controls, U+2028/U+2029) as \uXXXX, so a
+/// backend cannot move the cursor, clear the screen, fake a line of the report or make the line
+/// read otherwise than it is.
 std::string escape_control(std::string_view s);
 
 /// What an untrusted text may carry across the harness boundary: escape_control(cut_utf8(s, max)).
