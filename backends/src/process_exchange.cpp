@@ -307,6 +307,9 @@ BackendResult ProcessBackend::Impl::exchange_case(const Case& c) {
     if (const auto* bad = std::get_if<wire::BadResponse>(&r)) return protocol_fault(bad->what);
     if (const auto* payload = std::get_if<wire::Payload>(&r)) {
       if (auto why = wire::oversized_answer(c, payload->shape, options.limits)) return protocol_fault(*why);
+      if (auto why = wire::overranked_answer(c, payload->shapes.empty() ? std::span(&payload->shape, 1) : std::span(payload->shapes))) {
+        return protocol_fault(*why);
+      }
       output.emplace(out_dtype, payload->shape);
       gradient_shapes = payload->shapes;
       msg.payload = &*output;

@@ -266,6 +266,17 @@ std::optional<std::string> oversized_answer(const Case& c, const Shape& shape, c
          ": refused unread (an answer may announce at most 65536 elements or the case's own count)";
 }
 
+std::optional<std::string> overranked_answer(const Case& c, std::span<const Shape> shapes) {
+  const std::size_t most = answer_rank_bound(c);
+  for (const Shape& s : shapes) {
+    if (s.size() > most) {
+      return "an answer of rank " + std::to_string(s.size()) + " to a case no answer to which has more than " +
+             std::to_string(most) + " dimensions: refused unread";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> not_describable_dtypes(const Case& c) {
   // One dtype per request: every tensor's bytes are read at that dtype's size.
   for (const Tensor& t : c.inputs) {

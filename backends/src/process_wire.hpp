@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -61,6 +62,11 @@ std::string request_line(const Case& c, std::int64_t id, const std::vector<std::
 
 /// Why PROTOCOL A §2 cannot describe the case to a backend, or nullopt: such a case is not sent.
 std::optional<std::string> not_describable(const Case& c);
+
+/// Why an answer of `shapes` (one per tensor) to `c` is refused before it is judged: some shape has
+/// more dimensions than any answer to `c` (answer_rank_bound), as a plugin's alloc_output refuses
+/// them; nullopt when none has. The reason names the rank, not the shape.
+std::optional<std::string> overranked_answer(const Case& c, std::span<const Shape> shapes);
 
 /// Why an answer of `shape` to `c` is refused before anything is allocated for it (more elements
 /// than 2^16 and than the case's answer has; a VJP: its inputs together), or nullopt. PROTOCOL A §4

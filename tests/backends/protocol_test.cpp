@@ -88,6 +88,8 @@ INSTANTIATE_TEST_SUITE_P(
         // Within the limits, but 2^24 elements for a 3-element output: refused before anything is
         // allocated for it (the limits alone allowed 128 MiB here, 2 GiB at most).
         FaultRow{"huge-answer", VK::crash, "an answer of 16777216 elements (shape 16777216) to a case whose answer has 3"},
+        // Was judged mismatch(shape), its detail the 300000 lengths written out (600 kB).
+        FaultRow{"deep-rank", VK::crash, "an answer of rank 300000 to a case no answer to which has more than 64"},
         FaultRow{"non-utf8", VK::crash, "not UTF-8"},
         FaultRow{"deep-json", VK::crash, "nested deeper than"},
         FaultRow{"flood-stdout", VK::crash, "output flooding"},

@@ -111,6 +111,11 @@ for msg in requests():
         stdout.write(body)
         stdout.flush()
         sys.exit(0)
+    elif MODE == "deep-rank":
+        # A shape of 300000 zero lengths (a 600 kB line, under the 1 MiB line limit): no element,
+        # within every size limit, beyond any answer's rank.
+        stdout.write(b'{"id":%d,"status":"ok","shape":[' % rid + b",".join([b"0"] * 300000) + b"]}\n")
+        stdout.flush()
     elif MODE == "garbage":
         stdout.write(b"{\"id\": 1, \"status\": \"ok\", \"shape\": [\n")
         stdout.flush()
