@@ -134,6 +134,9 @@ TEST(OracleVjp, TieRules) {
   EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "0, 1, 1")}, kOne).kind, VerdictKind::mismatch_value);
   EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "2, 0, 2")}, kOne).kind, VerdictKind::mismatch_value);
 
+  // Both tie elements wrong and neither got g: two failing elements, each counted once.
+  const Verdict neither = judge_reduce("a ->", "max", x, g, {f64({3}, "0, 1, 1")}, kOne);
+  EXPECT_EQ(neither.differing, 2) << explain(neither);
   EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "0, 2, 2")}, kAll).kind, VerdictKind::pass);
   EXPECT_EQ(judge_reduce("a ->", "max", x, g, {f64({3}, "0, 2, 0")}, kAll).kind, VerdictKind::mismatch_value);
 }

@@ -18,7 +18,13 @@ template <class T>
 class TieJudge {
  public:
   TieJudge(const reference::VjpTies& ties, const Tensor& actual, const VjpJudgeOptions& options, Verdict& v)
-      : ties_(ties), actual_(actual), r_(actual.values<T>()), g_(ties.cotangent.values<T>()), options_(options), v_(v) {}
+      : ties_(ties),
+        actual_(actual),
+        r_(actual.values<T>()),
+        g_(ties.cotangent.values<T>()),
+        options_(options),
+        v_(v),
+        counted_(r_.size(), 0) {}
 
   void run() {
     if (options_.tie_rule != TieRule::one) judge_receivers();
@@ -101,8 +107,14 @@ class TieJudge {
   }
 
   void record(std::size_t i, VerdictKind kind, const std::string& reason, const std::string& expected) {
-    if (kind == VerdictKind::indeterminate) ++v_.indeterminate;
-    if (is_failure(kind)) ++v_.differing;
+    // An element is counted once per class: rule `one` can judge an element alone and again as its
+    // tie set's (none got g), which had counted "3 failing of 3" for two wrong elements.
+    const unsigned char bit = kind == VerdictKind::indeterminate ? 1 : is_failure(kind) ? 2 : 0;
+    if ((counted_[i] & bit) == 0) {
+      if (bit == 1) ++v_.indeterminate;
+      if (bit == 2) ++v_.differing;
+      counted_[i] = static_cast<unsigned char>(counted_[i] | bit);
+    }
     if (verdict_severity(kind) <= verdict_severity(v_.kind)) return;
     v_.kind = kind;
     v_.reason = reason;
@@ -121,6 +133,7 @@ class TieJudge {
   std::span<const T> g_;
   const VjpJudgeOptions& options_;
   Verdict& v_;
+  std::vector<unsigned char> counted_;  // per element: 1 counted indeterminate, 2 counted failing
 };
 
 }  // namespace
