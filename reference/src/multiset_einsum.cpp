@@ -326,7 +326,9 @@ void TermTruth<T>::profile_element(KConstants& c, const Dyadic& abs_exact, const
   if (!partial && !input_overflow) {
     partial_nonfactoring = product_certificate_.below_omega(max_p()) && c.sum_certificate.below_omega(abs_exact);
   }
-  t.bounded = !std::isinf(c.gamma);
+  // γ·0 = 0 whatever γ's double: one factor per term (no U) and S = 0 is bounded (ORACLE §2's γ is
+  // finite; only its double is not).
+  t.bounded = !std::isinf(c.gamma) || (abs_exact.is_zero() && c.underflow_scale.is_zero());
   // The final conversion (§8): |s| + E_a < Ω_o, for a finite class only (an infinite or NaN
   // partial result stays one through the conversion).
   bool final_ok = true;
@@ -542,7 +544,8 @@ void TermTruth<T>::finish(const std::vector<ExactTerm>& finite_terms, const std:
       }
       // B = γ_N'·S + (k−1)·η·(1+u)^N'·M with S, M and η exact (never rounded to 0, a subnormal or
       // Inf): γ_N' and (1+u)^N' are the only upper-bounded factors.
-      t.bounded = !std::isinf(gamma);
+      // γ·0 = 0 whatever γ's double: one factor per term (no U) and S = 0 is bounded.
+      t.bounded = !std::isinf(gamma) || (k == 1 && abs_exact.is_zero());
       if (t.bounded && gamma == 0) {  // the passthrough: exact
         t.bound = 0;
       } else if (t.bounded) {
@@ -664,6 +667,8 @@ bool TermTruth<T>::compute_fixed(const std::vector<ExactTerm>& finite_terms, con
   if (!fixed_sum(finite_terms, kLimit, sum) || !fixed_sum(grow_terms, kLimit, grow)) return false;
   const bool bounded = !std::isinf(c.gamma);
   const bool rounds_inputs = profile_ && profile_->rounds_inputs;  // §8: a second underflow term
+  // S = 0 with γ beyond a double is bounded (γ·0 = 0): the general path decides it.
+  if (!bounded && k_ == 1 && sum.pos.is_zero() && sum.neg.is_zero()) return false;
   if (bounded && c.gamma != 0 && c.gamma_parts.mantissa == 0) return false;
   if (bounded && k_ >= 2 && c.underflow_parts.mantissa == 0) return false;
   if (bounded && rounds_inputs && c.input_underflow_parts.mantissa == 0) return false;

@@ -17,11 +17,12 @@
 namespace einfuzz::reference {
 namespace {
 
-/// γ·x as an exact dyadic (γ a double upper bound, x exact): a zero x gives a zero bound.
-/// Sets `bounded` false when γ is unbounded.
+/// γ·x as an exact dyadic (γ a double upper bound, x exact): a zero x gives a zero bound, also
+/// where γ is beyond a double (ORACLE §2: γ is finite, only its double is not). Sets `bounded`
+/// false when γ is unbounded and x is not 0.
 Dyadic times_gamma(double gamma, const Dyadic& x, bool& bounded) {
-  bounded = !std::isinf(gamma);
-  return bounded ? Dyadic::of(gamma) * x : Dyadic();
+  bounded = !std::isinf(gamma) || x.is_zero();
+  return std::isinf(gamma) || x.is_zero() ? Dyadic() : Dyadic::of(gamma) * x;
 }
 
 /// The report's double B = scaled / divisor, rounded up.
@@ -81,11 +82,11 @@ void profile_additive(ElementTruth& t, const Dyadic& abs_exact, std::int64_t n, 
   const std::int64_t N = std::max<std::int64_t>(n - 1, 0) + (mean ? 3 : 0);
   const double g = detail::expm1_up(static_cast<double>(N) * p.acc.u);
   t.no_overflow = detail::OverflowCertificate(n, p.acc).below_omega(abs_exact);
-  t.bounded = !std::isinf(g);
+  t.bounded = !std::isinf(g) || abs_exact.is_zero();  // γ·0 = 0 whatever γ's double (times_gamma)
   const std::int64_t scale = mean ? t.divisor : 1;
   if (t.bounded) {
     // Scaled by n for a mean: n·E_q = g·S + n·η_a.
-    Dyadic e = Dyadic::of(g) * abs_exact;
+    Dyadic e = abs_exact.is_zero() ? Dyadic() : Dyadic::of(g) * abs_exact;
     if (mean) e = e + Dyadic(mpz_class(static_cast<long>(scale)), p.acc.eta_exponent);
     const Dyadic reach = t.exact.abs() + e;
     t.scaled_bound = with_conversion(e, reach, scale, p.out);
@@ -139,8 +140,8 @@ bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& 
   const double gamma =
       profile ? detail::expm1_up(static_cast<double>(std::max<std::int64_t>(n - 1, 0) + (mean ? 3 : 0)) * acc.u)
               : mean ? gamma_up(n + 2, fc.u) : gamma_up(n >= 2 ? n : 0, fc.u);
-  const bool bounded = !std::isinf(gamma);
   const U192 abs = pos + neg;
+  const bool bounded = !std::isinf(gamma) || abs.is_zero();  // γ·0 = 0 whatever γ's double (times_gamma)
   const bool negative = compare(neg, pos) > 0;
   const FixedDyadic magnitude{negative ? neg - pos : pos - neg, lo};  // |s|
   // B·n = γ·S (+ n·η for a mean); under a profile E_a·n likewise, then the final conversion

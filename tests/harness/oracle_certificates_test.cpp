@@ -105,6 +105,35 @@ TEST(OracleCertificates, GammaIsTheGrowthItselfWhereNTimesUReachesOne) {
   EXPECT_EQ(reference::gamma_up(255, 0x1p-8), next_up(255 * 0x1p-8 / next_down(1 - 255 * 0x1p-8)));
 }
 
+// Where γ_n is beyond a double ((1+2^-8)^n > 2^1024: bf16 sums of more than about 181,900 terms)
+// the bound γ·S is still 0 when every term is 0 (S = 0, and k = 1: no U): only ±0 is accepted.
+// γ had been taken as unbounded, and every finite answer passed.
+TEST(OracleCertificates, ALongSumOfZerosAcceptsOnlyZeroWhereGammaIsBeyondADouble) {
+  constexpr std::int64_t n = 200000;
+  ASSERT_TRUE(std::isinf(reference::gamma_up(n, 0x1p-8)));
+  const Tensor zeros(Shape{n}, std::vector<BFloat16>(static_cast<std::size_t>(n), BFloat16(0.0f)));
+  Case sum;
+  sum.op = Op::reduce;
+  sum.pattern = "a ->";
+  sum.dtype = DType::bf16;
+  sum.inputs = {zeros};
+  Case einsum;
+  einsum.pattern = "i ->";
+  einsum.dtype = DType::bf16;
+  einsum.inputs = {zeros};
+  for (const char* kind : {"sum", "mean", "einsum"}) {
+    Case c = std::string(kind) == "einsum" ? einsum : sum;
+    if (c.op == Op::reduce) c.reduction = kind;
+    for (const bool factoring : {false, true}) {
+      const Verdict four = run_fixed(c, Shape{}, std::vector<BFloat16>{BFloat16(4.0f)}, factoring);
+      EXPECT_EQ(four.kind, VerdictKind::mismatch_value) << kind << (factoring ? " factoring: " : ": ") << explain(four, Case{});
+      const Verdict zero = run_fixed(c, Shape{}, std::vector<BFloat16>{BFloat16(0.0f)}, factoring);
+      EXPECT_TRUE(zero.kind == VerdictKind::pass || zero.kind == VerdictKind::indeterminate)
+          << kind << (factoring ? " factoring: " : ": ") << explain(zero, Case{});
+    }
+  }
+}
+
 TEST(OracleCertificates, NoOverflowFlipsAtItsThreshold) {
   for (const std::int64_t terms : {2, 3, 100, 1000}) {
     no_overflow_boundary<float>(terms, 0);

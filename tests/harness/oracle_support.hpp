@@ -102,7 +102,7 @@ class FixedBackend final : public Backend {
   FixedBackend(Tensor result, bool factoring, NanProfile profile = NanProfile::propagate) : result_(std::move(result)) {
     caps_.ops = {Op::einsum, Op::reduce};
     caps_.reductions = {"sum", "mean", "prod", "min", "max"};
-    caps_.dtypes = {DType::f32, DType::f64};
+    caps_.dtypes = {DType::f32, DType::f64, DType::f16, DType::bf16};
     caps_.factoring = factoring;
     caps_.nan_profile = profile;
   }
