@@ -76,18 +76,24 @@ void exact_sums(std::span<const T> fibre, Dyadic& sum, Dyadic& abs_sum) {
 }
 
 /// sum and mean under a profile (ORACLE §8): the einsum rule with k = 1 (N = n − 1) in the
-/// accumulator; mean adds three accumulator roundings (n itself, 1/n or the division, the
-/// product) and η_a, then the final conversion.
+/// accumulator, E_a = ((1 + u_a)^(n−1) − 1)·S; then for a mean the quotient's roundings in the
+/// accumulator, relative to what is divided (|σ| ≤ |s| + E_a): n itself, 1/n or the division, the
+/// product, at most γ_3·(|s| + E_a)/n, and η_a for each of the two that can underflow; then the
+/// final conversion. ORACLE §8 counts one accumulator rounding, u_a·(|s| + E_a)/n + η_a, which does
+/// not cover multiply-by-reciprocal; this differs from it by 2u_a·(|s| + E_a)/n + η_a.
 void profile_additive(ElementTruth& t, const Dyadic& abs_exact, std::int64_t n, bool mean, const detail::ProfileBound& p) {
-  const std::int64_t N = std::max<std::int64_t>(n - 1, 0) + (mean ? 3 : 0);
+  const std::int64_t N = std::max<std::int64_t>(n - 1, 0);
   const double g = detail::expm1_up(static_cast<double>(N) * p.acc.u);
   t.no_overflow = detail::OverflowCertificate(n, p.acc).below_omega(abs_exact);
   t.bounded = !std::isinf(g) || abs_exact.is_zero();  // γ·0 = 0 whatever γ's double (times_gamma)
   const std::int64_t scale = mean ? t.divisor : 1;
   if (t.bounded) {
-    // Scaled by n for a mean: n·E_q = g·S + n·η_a.
+    // Scaled by n for a mean: n·E_q = E_a + γ_3·(|s| + E_a) + 2n·η_a.
     Dyadic e = abs_exact.is_zero() ? Dyadic() : Dyadic::of(g) * abs_exact;
-    if (mean) e = e + Dyadic(mpz_class(static_cast<long>(scale)), p.acc.eta_exponent);
+    if (mean) {
+      e = e + Dyadic::of(gamma_up(3, p.acc.u)) * (t.exact.abs() + e) +
+          Dyadic(mpz_class(static_cast<long>(2 * scale)), p.acc.eta_exponent);
+    }
     const Dyadic reach = t.exact.abs() + e;
     t.scaled_bound = with_conversion(e, reach, scale, p.out);
     if (t.value_class == ValueClass::finite) t.no_overflow = t.no_overflow && below_output_omega(reach, scale, p.out);
@@ -130,6 +136,9 @@ bool fixed_fibre_sum(std::span<const T> fibre, int limit, U192& pos, U192& neg, 
 template <class T>
 bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& fc,
                     const std::optional<detail::ProfileBound>& profile, ElementTruth& t) {
+  // A mean under a profile bounds its quotient's roundings by |s| + E_a (profile_additive): the
+  // general path.
+  if (mean && profile) return false;
   const auto n = static_cast<std::int64_t>(fibre.size());
   U192 pos, neg;
   long lo = 0;
@@ -137,9 +146,8 @@ bool fixed_additive(std::span<const T> fibre, bool mean, const FormatConstants& 
   if (!fixed_fibre_sum(fibre, 192 - 53, pos, neg, lo)) return false;
   const FormatConstants& acc = profile ? profile->acc : fc;  // where the partial sums are held
   const std::int64_t divisor = mean ? std::max<std::int64_t>(n, 1) : 1;
-  const double gamma =
-      profile ? detail::expm1_up(static_cast<double>(std::max<std::int64_t>(n - 1, 0) + (mean ? 3 : 0)) * acc.u)
-              : mean ? gamma_up(n + 2, fc.u) : gamma_up(n >= 2 ? n : 0, fc.u);
+  const double gamma = profile ? detail::expm1_up(static_cast<double>(std::max<std::int64_t>(n - 1, 0)) * acc.u)
+                               : mean ? gamma_up(n + 2, fc.u) : gamma_up(n >= 2 ? n : 0, fc.u);
   const U192 abs = pos + neg;
   const bool bounded = !std::isinf(gamma) || abs.is_zero();  // γ·0 = 0 whatever γ's double (times_gamma)
   const bool negative = compare(neg, pos) > 0;
@@ -286,11 +294,16 @@ ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& stor
   t.abs_sum = product.abs().round<double>(Rounding::up);
   t.magnitude = t.abs_sum;
   if (profile) {
-    // One term of n factors (N = n − 1) in the accumulator, then the final conversion.
+    // One term of n factors (N = n − 1) in the accumulator, then the final conversion. §8's U_a,
+    // (n − 1)·η_a·(1 + u_a)^N'·Π max(1,|x|) with N' = n, pays for a sub-product's underflow: no
+    // underflow certificate (§4's, for the profile-free bound) is needed for a finite product.
     const double g = n >= 2 ? detail::expm1_up(static_cast<double>(n - 1) * fc.u) : 0.0;
-    t.bounded = !std::isinf(g);
+    const double growth = n >= 2 ? one_plus_u_pow_up(n, fc.u) : 1.0;
+    t.bounded = !std::isinf(g) && !std::isinf(growth);
     if (t.bounded) {
-      const Dyadic e = g == 0 ? Dyadic() : Dyadic::of(g) * product.abs();
+      Dyadic e = g == 0 ? Dyadic() : Dyadic::of(g) * product.abs();
+      if (n >= 2) e = e + Dyadic(mpz_class(static_cast<long>(n - 1)), fc.eta_exponent) * Dyadic::of(growth) * grow;
+      if (t.value_class == ValueClass::finite) t.no_inf_underflow = true;
       const Dyadic reach = product.abs() + e;
       t.scaled_bound = with_conversion(e, reach, 1, profile->out);
       if (t.value_class == ValueClass::finite) t.no_overflow = t.no_overflow && below_output_omega(reach, 1, profile->out);

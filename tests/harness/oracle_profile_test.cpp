@@ -337,6 +337,42 @@ TEST(OracleProfile, LongSumsUnderTheStorageProfileStillHaveAnEnclosure) {
   }
 }
 
+// §8: under a profile `prod` is one term of n factors, its U_a paying for a sub-product's underflow;
+// §4's underflow certificate is the profile-free bound's. Six f16 factors 2^-24 under an f32
+// accumulator: exact 2^-144, the bound about η_o = 2^-25, so 1 is a mismatch and 0 passes. Before,
+// every finite answer was indeterminate(underflow-possible); the same product as an einsum of six
+// operands was judged.
+TEST(OracleProfile, AProductUnderAProfileIsBoundedThroughItsUnderflow) {
+  const Case c = reduce_case("i ->", "prod", Tensor(Shape{6}, std::vector<Float16>(6, Float16(0x1p-24f))));
+  const PrecisionProfile f32{DType::f32, InputRounding::none};
+  const Verdict one = judged_under<Float16>(c, f32, 1.0f);
+  EXPECT_EQ(one.kind, VerdictKind::mismatch_value) << explain(one, c);
+  EXPECT_EQ(judged_under<Float16>(c, f32, 0.0f).kind, VerdictKind::pass);
+  EXPECT_EQ(judged_under<Float16>(c, f32, 0x1p-24f).kind, VerdictKind::mismatch_value);
+  // Without a profile §4 holds: the sub-products underflow f16, no enclosure.
+  EXPECT_EQ(judged_under<Float16>(c, storage_profile(DType::f16), 1.0f).label(), "indeterminate(underflow-possible)");
+}
+
+// §8's mean: the sum's E_a = ((1+u_a)^(n−1) − 1)·S divided by n, then the quotient's roundings
+// relative to |s| + E_a. f16 [60000, −60000, 2.25] under an f32 accumulator: the mean is 0.75, the
+// bound ORACLE §8's formula's, 0.005137, to within the two extra accumulator roundings (about
+// 2^-24·0.75). It had been 0.0123 (the quotient's roundings times S/n), so 0x1.864p-1, 25 f16 ulps
+// off, passed.
+TEST(OracleProfile, AMeanUnderAProfileIsBoundedByWhatItDivides) {
+  const Case c = reduce_case("i ->", "mean", DType::f16, {{3}, "60000, -60000, 2.25"});
+  const PrecisionProfile f32{DType::f32, InputRounding::none};
+  EXPECT_EQ(judged_under<Float16>(c, f32, 0.75f).kind, VerdictKind::pass);
+  EXPECT_EQ(judged_under<Float16>(c, f32, 0x1.814p-1f).kind, VerdictKind::pass);  // 5 ulps: within 0.0051
+  const Verdict off = judged_under<Float16>(c, f32, 0x1.864p-1f);
+  EXPECT_EQ(off.kind, VerdictKind::mismatch_value) << explain(off, c);
+  const ElementTruth t = reference::multiset_reduce(*check_reduce(c.pattern, *c.reduction, c.inputs[0].shape(),
+                                                                  c.axis_lengths, c.dtype),
+                                                    c.inputs[0], f32)
+                             .elements[0];
+  EXPECT_LT(t.bound, 0.005138) << "ORACLE §8's 0.0051372 and the two roundings it leaves out";
+  EXPECT_GT(t.bound, 0.005137) << "ORACLE §8's";
+}
+
 TEST(OracleProfile, FinalConversionOverflowIsIndeterminate) {
   // f16 60000 + 60000 in an f32 accumulator is 120000, then +Inf in f16: never a finite result.
   const Case c = einsum_case("i ->", DType::f16, {{{2}, "60000, 60000"}});
