@@ -363,6 +363,9 @@ Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& option
   // A version-3 table's precision profile; an unreadable one is refused like a bad tie rule (judging
   // the plugin under a profile it did not declare would be wrong in both directions).
   Capabilities profiles;
+  if (table && table->semantics && std::string_view(table->semantics) == "ordered") {
+    profiles.semantics = Semantics::ordered;  // an ordered plugin's profile is the dtype's (decode_profiles)
+  }
   if (why.empty() && table->abi_version >= EINFUZZ_PLUGIN_ABI_VERSION) {
     if (auto bad_profile = read_profiles(*table, profiles)) why = "its precision profile: " + *bad_profile;
   }

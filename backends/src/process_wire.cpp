@@ -113,6 +113,21 @@ std::optional<std::string> decode_profiles(const Json& j, Capabilities& c) {
   for (const auto& [d, r] : c.round_inputs) {
     if (auto why = refuse_invalid(d)) return why;
   }
+  // ORACLE §8: the profiles are any-order backends' declarations. An ordered backend is judged
+  // bitwise against the fold in the dtype (SEMANTICS §6); a wider accumulator or rounded inputs
+  // there would be a declaration nothing judges, so it is refused rather than ignored.
+  if (c.semantics == Semantics::ordered) {
+    std::vector<DType> declared;
+    for (const auto& [d, a] : c.accumulate) declared.push_back(d);
+    for (const auto& [d, r] : c.round_inputs) declared.push_back(d);
+    for (const DType d : declared) {
+      if (const PrecisionProfile p = c.profile(d); !is_storage_profile(d, p)) {
+        return "an ordered backend computes every + and · in the dtype (SEMANTICS §6), so it cannot declare the "
+               "precision profile " + profile_text(p) + " for " + std::string(dtype_name(d)) +
+               " (ORACLE §8: \"accumulate\" and \"round_inputs\" are any-order backends' declarations)";
+      }
+    }
+  }
   return std::nullopt;
 }
 

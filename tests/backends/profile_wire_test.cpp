@@ -67,6 +67,19 @@ TEST(ProfileHello, AProfileWithNoBoundIsRefusedWithTheHello) {
   }
 }
 
+// ORACLE §8's profiles are any-order backends' declarations: an ordered backend that declares a
+// wider accumulator or rounded inputs is refused with its hello (it had been accepted and ignored,
+// its answers judged bitwise against the fold in the dtype). Declaring the dtype itself is no
+// profile and stays accepted (fused's table lists f32:f32).
+TEST(ProfileHello, AnOrderedBackendCannotDeclareAProfile) {
+  const std::string refused = why(R"("semantics":"ordered","accumulate":{"f32":"f64"})");
+  EXPECT_NE(refused.find("an ordered backend computes every + and · in the dtype"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("f64 for f32"), std::string::npos) << refused;
+  EXPECT_NE(why(R"("semantics":"ordered","round_inputs":{"f32":"tf32"})"), "accepted");
+  EXPECT_EQ(why(R"("semantics":"ordered","accumulate":{"f32":"f32","f16":"f16"})"), "accepted");
+  EXPECT_EQ(why(R"("semantics":"any-order","accumulate":{"f32":"f64"})"), "accepted");
+}
+
 TEST(ProfileHello, WithoutTheKeysEveryDtypeHasTheDefaultProfile) {
   auto r = hello(R"("dtypes":["f16","bf16","f32","f64"])");
   ASSERT_TRUE(std::holds_alternative<Capabilities>(r));

@@ -217,6 +217,15 @@ TEST(ProtocolB, Abi3TablesDeclareTheirPrecisionProfile) {
     EXPECT_EQ(bad.error().code, Code::invalidArgument);
     EXPECT_TRUE(contains(bad.error().message, why)) << bad.error().message;
   }
+  // The same table declaring `ordered` semantics is refused: a profile is an any-order declaration.
+  ::setenv("EINFUZZ_FAULTY_SEMANTICS", "ordered", 1);
+  PluginOptions o;
+  o.path = EINFUZZ_TF32_PLUGIN;
+  const auto ordered = load_plugin_backend(o);
+  ::unsetenv("EINFUZZ_FAULTY_SEMANTICS");
+  ASSERT_FALSE(ordered.ok());
+  EXPECT_TRUE(contains(ordered.error().message, "an ordered backend computes every + and · in the dtype"))
+      << ordered.error().message;
 }
 
 struct PluginRow {
