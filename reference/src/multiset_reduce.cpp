@@ -252,6 +252,19 @@ ElementTruth additive_truth(std::span<const T> fibre, bool mean, const FormatCon
   return t;
 }
 
+/// The exact product of `factors` (1 for none), multiplied as a balanced tree: every product is of
+/// two halves of about equal length, so the work is that of a few multiplications of the result's
+/// length per level. `factors` is consumed.
+Dyadic product_of(std::vector<Dyadic>& factors) {
+  if (factors.empty()) return Dyadic(1, 0);
+  for (std::size_t width = factors.size(); width > 1;) {
+    const std::size_t half = (width + 1) / 2;
+    for (std::size_t i = 0; i + half < width; ++i) factors[i] = factors[i] * factors[i + half];
+    width = half;
+  }
+  return factors.front();
+}
+
 /// prod: the exact product, γ_n·|Π| when every sub-product is certified (§4).
 template <class T>
 ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& storage,
@@ -262,20 +275,23 @@ ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& stor
   const auto n = static_cast<std::int64_t>(fibre.size());
   t.terms = std::max<std::int64_t>(n, 1);  // the empty product is the one term 1, never "empty"
   t.factors = static_cast<int>(std::min<std::int64_t>(n, std::numeric_limits<int>::max()));
-  Dyadic product(1, 0), grow(1, 0), shrink(1, 0);
   const Dyadic one(1, 0);
   bool has_zero = false, has_inf = false, negative = false;
+  // The factors, then their products as balanced trees: one factor at a time made each step as long
+  // as the product so far (quadratic: 40,000 f64 factors took 1.4 s, a million about 15 minutes).
+  std::vector<Dyadic> factors, above, below;
   for (T x : fibre) {
     if (std::isnan(x)) { t.nan_input = true; continue; }
     negative ^= std::signbit(x);
     if (std::isinf(x)) { has_inf = true; continue; }
     if (x == 0) has_zero = true;
     const Dyadic d = Dyadic::of(x);
-    product = product * d;
     const Dyadic a = d.abs();
-    grow = grow * (compare(a, one) > 0 ? a : one);
-    shrink = shrink * (compare(a, one) < 0 ? a : one);
+    if (compare(a, one) > 0) above.push_back(a);
+    if (compare(a, one) < 0) below.push_back(a);
+    factors.push_back(d);
   }
+  const Dyadic product = product_of(factors), grow = product_of(above), shrink = product_of(below);
   t.zero_times_inf = has_zero && has_inf;
   t.value_class = (t.nan_input || t.zero_times_inf) ? ValueClass::nan
                   : has_inf ? (negative ? ValueClass::neg_inf : ValueClass::pos_inf)
@@ -285,10 +301,12 @@ ElementTruth product_truth(std::span<const T> fibre, const FormatConstants& stor
   t.no_overflow = detail::OverflowCertificate(n, fc).below_omega(grow);  // Π max(1,|x|)·(1+u)^n < Ω
   t.no_overflow_nonfactoring = t.no_overflow;
   if (!has_zero) {
-    // Π min(1,|x|) >= 2^emin·(1+u)^n, exactly: no sub-product can underflow.
-    Dyadic floor(1, fc.min_exponent);
-    const Dyadic one_plus_u(mpz_class(1) + (mpz_class(1) << fc.digits), -fc.digits);
-    for (std::int64_t i = 0; i < n; ++i) floor = floor * one_plus_u;
+    // Π min(1,|x|) >= 2^emin·(1+u)^n, exactly: no sub-product can underflow. (1 + u)^n =
+    // (2^d + 1)^n · 2^(−d·n), the power by squaring.
+    mpz_class power;
+    const mpz_class base = (mpz_class(1) << fc.digits) + 1;
+    mpz_pow_ui(power.get_mpz_t(), base.get_mpz_t(), static_cast<unsigned long>(n));
+    const Dyadic floor = Dyadic(1, fc.min_exponent) * Dyadic(power, -static_cast<long>(fc.digits) * static_cast<long>(n));
     t.no_inf_underflow = compare(shrink, floor) >= 0;  // for a finite class: no sub-product underflows
   }
   t.abs_sum = product.abs().round<double>(Rounding::up);

@@ -95,6 +95,34 @@ TEST(VjpCase, CotangentShapeMustBeTheForwardOutputs) {
   EXPECT_EQ(check_code(c), Code::invalidArgument);
 }
 
+// A prod's VJP holds one exact leave-one-out product per input element, each over its fibre: four
+// times input x fibre counts against max-materialised-elements (8000 f64 factors took 1.8 GB, and
+// 32000, a case file of under a megabyte, would not have fitted in 24 GB). Another reduce is not
+// limited so.
+TEST(VjpCase, AProdsVjpCountsItsLeaveOneOutProductsAgainstTheLimit) {
+  Case c;
+  c.op = Op::reduce;
+  c.pattern = "a ->";
+  c.reduction = "prod";
+  c.dtype = DType::f64;
+  c.inputs = {Tensor(Shape{100}, std::vector<double>(100, 1.5))};
+  c.cotangent = Tensor(Shape{}, std::vector<double>{1});
+  Limits limits;
+  limits.max_materialised_elements = 4 * 100 * 100;
+  EXPECT_TRUE(check_case(c, limits).ok());
+  limits.max_materialised_elements -= 1;
+  const auto refused = check_case(c, limits);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, Code::sizeLimitExceeded);
+  EXPECT_NE(refused.error().message.find("leave-one-out"), std::string::npos) << refused.error().message;
+  c.reduction = "sum";
+  EXPECT_TRUE(check_case(c, limits).ok());
+  // The campaign's longest fibre, 4096 elements, stays within the default limit.
+  c.reduction = "prod";
+  c.inputs = {Tensor(Shape{4096}, std::vector<double>(4096, 1.5))};
+  EXPECT_TRUE(check_case(c, Limits{}).ok());
+}
+
 TEST(VjpCase, LogicalReductionsAndIntegersAreNotDifferentiable) {
   Case c;
   c.op = Op::reduce;

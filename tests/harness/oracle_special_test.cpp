@@ -287,6 +287,10 @@ TEST(OracleEvidence, DyadicsPrintExactly) {
   EXPECT_EQ(dyadic_hex(Dyadic(24, 3)), "0x1.8p+7");
   EXPECT_EQ(exact_text(Dyadic(1, 0), 3), "0x1p+0 / 3 (3.33333333333333333333e-01)");
   EXPECT_EQ(exact_text(Dyadic(1, -1075)), "0x1p-1075 (2.47032822920623272088e-324)");
+  // Past 256 hex digits the report shows how many it leaves out (a product of a million factors
+  // had printed 13 million digits on one line).
+  const Dyadic wide(mpz_class(1) + (mpz_class(1) << 2000), -2000);  // 1 + 2^-2000: 500 hex digits
+  EXPECT_EQ(exact_text(wide), "0x1." + std::string(256, '0') + "...(244 more hex digits)p+0 (1.00000000000000000000e+00)");
 }
 
 TEST(OracleEvidence, ValueMismatchPrintsTheExactValueAndTheBoundExactly) {

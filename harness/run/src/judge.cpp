@@ -296,7 +296,15 @@ std::string dyadic_hex(const Dyadic& x) {
 }
 
 std::string exact_text(const Dyadic& x, std::int64_t divisor) {
+  // The report's exact value: its first 256 hex digits (a product of a million f64 factors has
+  // 13 million, printed whole on one line of every report), then how many it leaves out.
+  constexpr std::size_t kShownDigits = 256;
   std::string out = dyadic_hex(x);
+  if (const std::size_t dot = out.find('.'), p = out.rfind('p');
+      dot != std::string::npos && p != std::string::npos && p - dot - 1 > kShownDigits) {
+    out = out.substr(0, dot + 1 + kShownDigits) + "...(" + std::to_string(p - dot - 1 - kShownDigits) +
+          " more hex digits)" + out.substr(p);
+  }
   if (divisor != 1) out += " / " + std::to_string(divisor);
   mpf_class q = to_mpf(x);
   if (divisor != 1) q /= mpf_class(static_cast<double>(divisor), q.get_prec());
