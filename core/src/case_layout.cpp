@@ -38,6 +38,21 @@ std::int64_t first_writer(const Shape& shape, const InputLayout& layout, std::si
 
 }  // namespace
 
+InputLayout tight_layout(const Shape& shape, InputLayout l) {
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  bool empty = false;
+  for (std::size_t d = 0; d < shape.size() && d < l.strides.size(); ++d) {
+    if (shape[d] == 0) empty = true;
+    if (shape[d] <= 0) continue;
+    const std::int64_t extent = (shape[d] - 1) * l.strides[d];
+    (extent < 0 ? lo : hi) += extent;
+  }
+  l.offset = empty ? 0 : -lo;
+  l.storage = empty ? 0 : hi - lo + 1;
+  return l;
+}
+
 Result<Tensor> layout_storage(const Tensor& logical, const InputLayout& layout, const Limits& limits) {
   const Shape& shape = logical.shape();
   const auto bad = [](const std::string& what) { return make_diagnostic(Code::invalidArgument, "layout: " + what); };

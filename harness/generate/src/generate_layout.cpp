@@ -89,14 +89,12 @@ InputLayout draw_layout(Tensor& t, ChoiceSource& s) {
     l.offset = s.between(0, 2);
     l.storage = l.offset + s.between(0, 2);
   } else {
-    std::int64_t lo = 0;
-    std::int64_t hi = 0;
-    for (std::size_t d = 0; d < rank; ++d) {
-      const std::int64_t extent = (shape[d] - 1) * l.strides[d];
-      (extent < 0 ? lo : hi) += extent;
-    }
-    l.offset = -lo + (s.chance(1, 3) ? s.between(1, 3) : 0);
-    l.storage = l.offset + hi + 1 + (s.chance(1, 3) ? s.between(1, 3) : 0);
+    // What the view reads, then padding before and after it.
+    l = tight_layout(shape, std::move(l));
+    const std::int64_t before = s.chance(1, 3) ? s.between(1, 3) : 0;
+    const std::int64_t after = s.chance(1, 3) ? s.between(1, 3) : 0;
+    l.offset += before;
+    l.storage += before + after;
   }
   if (is_float(t.dtype()) && s.chance(1, 4)) {
     l.fill = nan_scalar(t.dtype());  // what a read outside the view cannot hide

@@ -249,23 +249,6 @@ std::size_t value_tensors(const Case& c) { return c.inputs.size() + (c.cotangent
 const Tensor& value_tensor(const Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
 Tensor& value_tensor(Case& c, std::size_t k) { return k < c.inputs.size() ? c.inputs[k] : *c.cotangent; }
 
-/// `l` over `shape` with the offset and storage its view reaches and nothing more (strides and fill
-/// kept): the first element it reads at storage index 0.
-InputLayout tight_layout(const Shape& shape, InputLayout l) {
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-  bool empty = false;
-  for (std::size_t d = 0; d < shape.size() && d < l.strides.size(); ++d) {
-    if (shape[d] == 0) empty = true;
-    if (shape[d] <= 0) continue;
-    const std::int64_t extent = (shape[d] - 1) * l.strides[d];
-    (extent < 0 ? lo : hi) += extent;
-  }
-  l.offset = empty ? 0 : -lo;
-  l.storage = empty ? 0 : hi - lo + 1;
-  return l;
-}
-
 /// A structural candidate's layouts, from `from`'s: an input of the same position and rank keeps
 /// its strides over its new lengths (tight_layout) when that is still a view of its values, one
 /// with an axis fewer keeps the others', so a failure that needs a transposed or reversed view can
@@ -577,11 +560,14 @@ void for_each_shrink_candidate(const Case& c, const std::function<bool(Case&&)>&
   const Visit visit = [&](Case&& candidate) {
     bool same = candidate.inputs.size() == c.inputs.size();
     for (std::size_t k = 0; same && k < c.inputs.size(); ++k) same = candidate.inputs[k].shape() == c.inputs[k].shape();
-    if (!same) carry_layouts(c, candidate, limits);
-    // A value candidate can break what a layout needs (the equal values along an expanded axis):
-    // such a candidate is no case at all, and the case reader would refuse it.
-    for (std::size_t k = 0; k < candidate.layouts.size() && k < candidate.inputs.size(); ++k) {
-      if (candidate.layouts[k] && !layout_storage(candidate.inputs[k], *candidate.layouts[k], limits)) return false;
+    if (!same) {
+      carry_layouts(c, candidate, limits);  // keeps only layouts that are views of the new inputs
+    } else {
+      // A value candidate can break what a layout needs (the equal values along an expanded axis):
+      // such a candidate is no case at all, and the case reader would refuse it.
+      for (std::size_t k = 0; k < candidate.layouts.size() && k < candidate.inputs.size(); ++k) {
+        if (candidate.layouts[k] && !layout_storage(candidate.inputs[k], *candidate.layouts[k], limits)) return false;
+      }
     }
     if (accepted && c.cotangent) {
       // The structural passes build their candidates from the forward case: bring the cotangent back.

@@ -37,6 +37,10 @@ struct InputLayout {
 /// dtype; `sizeLimitExceeded` when the storage is over `limits`. An empty view reads nothing.
 Result<Tensor> layout_storage(const Tensor& logical, const InputLayout& layout, const Limits& limits = {});
 
+/// `layout` over `shape` with the offset and storage its view reaches and nothing more (strides and
+/// fill kept): the least storage index it reads is 0; an empty view has offset and storage 0.
+InputLayout tight_layout(const Shape& shape, InputLayout layout);
+
 /// One case: a pattern, its inputs and optionally what the reference must conclude.
 struct Case {
   Op op = Op::einsum;
