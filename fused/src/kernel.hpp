@@ -646,9 +646,23 @@ ChunkFn<T> select_any_lanes(int operands) {
   }
 }
 
+/// Whether the 8-lane kernels of T are compiled for every combination of lane kinds (3^N of them for
+/// N operands), or read every operand as `any` (the same bits: a lane kind changes only how an
+/// offset is computed). f32 and f64 are the dtypes whose speed the benchmarks and the GEMM-class
+/// paths are about; i32, i64, f16 and bf16 keep one 8-lane kernel per operand count, which cuts their
+/// files' compile time by more than half (the sanitized fuzzers' build most: docs/performance.md).
+template <class T>
+inline constexpr bool kLaneKindKernels = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
 template <class T>
 ChunkFn<T> select_chunk_fn(int operands, const Lane* kinds, int width) {
-  if (width >= 8) return select_width<T, 8>(operands, kinds);
+  if (width >= 8) {
+    if constexpr (kLaneKindKernels<T>) {
+      return select_width<T, 8>(operands, kinds);
+    } else {
+      return select_any_lanes<T, 8>(operands);
+    }
+  }
   // Tiles of 4 (--tile 4) read every operand as `any`: the same bits, with fewer kernels to
   // compile. The 8-lane kernels end a row with a 4-lane tile of their own lane kinds.
   if (width >= 4) return select_any_lanes<T, 4>(operands);
