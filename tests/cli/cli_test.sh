@@ -90,8 +90,20 @@ reproduce_runs "a name found on PATH" env PATH="$tmp/elsewhere/tools:$PATH" einf
 zero="cmd:python3 $cases/zero_backend.py"
 reproduce_runs "fuzz, a relative path" ./tools/einfuzz fuzz --backend "$zero" --dtypes f64 --cases 200 --max-findings 1 \
   --corpus found --quiet
-# Under --no-store the command names a file that was not written: the summary says so.
-expect 1 "not stored (--no-store): run without it" -- fuzz --backend "$zero" --dtypes f64 --cases 200 --max-findings 1 --no-store --quiet
+# Under --no-store no case file is written: the reproduce command reruns the campaign case alone (it
+# used to name the file a storing run would have written), and that run finds the same group.
+expect 1 "not stored (--no-store): its reproduce command reruns its campaign case" -- \
+  fuzz --backend "$zero" --dtypes f64 --cases 200 --max-findings 1 --no-store --quiet
+reproduce_runs "fuzz --no-store, a relative path" ./tools/einfuzz fuzz --backend "$zero" --dtypes f64 --cases 200 \
+  --max-findings 1 --no-store --quiet --reduce-percent 50 --layout-percent 40
+(cd "$tmp/elsewhere" && ./tools/einfuzz fuzz --backend "$zero" --dtypes f64 --cases 200 --max-findings 1 --no-store \
+  --quiet --reduce-percent 50 --layout-percent 40 >"$tmp/nostore.out" 2>&1)
+rerun=$(sed -n 's/^ *reproduce: //p' "$tmp/nostore.out" | head -1)
+check "fuzz --no-store: the rerun names no case file" bash -c '! grep -q "check --case" <<<"$0"' "$rerun"
+check "fuzz --no-store: the rerun finds the same group" bash -c \
+  'cd "$1" && diff <(grep "^ *group: " "$2" | head -1) <(eval "$0" 2>&1 | grep "^ *group: " | head -1)' \
+  "$rerun" "$tmp/elsewhere" "$tmp/nostore.out"
+check "fuzz --no-store: the rerun keeps the generation options" bash -c 'grep -q -- "--reduce-percent 50 --layout-percent 40" <<<"$0"' "$rerun"
 expect 2 "error[malformedCase]" -- check --case "$cases/bad_count.case.json"
 expect 2 "bad_count.case.json" -- check --case "$cases/bad_count.case.json"
 expect 2 "error[malformedCase]" -- check --case "$cases/does-not-exist.case.json"

@@ -20,6 +20,7 @@
 #include "einfuzz/harness/backend_registry.hpp"
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/core/atomic_write.hpp"
+#include "einfuzz/core/text.hpp"
 #include "einfuzz/harness/reproduce.hpp"
 #include "campaign_shared.hpp"
 #include "case_files.hpp"
@@ -54,6 +55,34 @@ std::string today_utc() {
   char buf[16];
   std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
   return buf;
+}
+
+/// How a finding that --no-store kept out of the corpus is reproduced: no case file exists, so the
+/// command reruns its campaign case alone (`--cases i+1 --shard i/(i+1)`: case i of the seed, which
+/// depends only on the seed, i and the generation options) on its backend, with the options that
+/// decide the case, its shrink, its group and its verdict; that run finds, shrinks and groups it again.
+std::string rerun_command(const CampaignOptions& o, std::uint64_t index, const std::string& spec) {
+  std::string out = o.command + " fuzz --backend " + shell_quote(spec) + " --seed " + std::to_string(o.seed) +
+                    " --cases " + std::to_string(index + 1) + " --shard " + std::to_string(index) + "/" +
+                    std::to_string(index + 1);
+  if (!o.dtypes.empty()) out += " --dtypes " + shell_quote(o.dtypes);
+  const GenOptions defaults = campaign_gen_options();
+  const std::pair<const char*, int> percents[] = {
+      {"--invalid-percent", o.gen.invalid_percent - defaults.invalid_percent},
+      {"--reduce-percent", o.gen.reduce_percent - defaults.reduce_percent},
+      {"--vjp-percent", o.gen.vjp_percent - defaults.vjp_percent},
+      {"--layout-percent", o.gen.layout_percent - defaults.layout_percent}};
+  const int given[] = {o.gen.invalid_percent, o.gen.reduce_percent, o.gen.vjp_percent, o.gen.layout_percent};
+  for (std::size_t i = 0; i < std::size(percents); ++i) {
+    if (percents[i].second != 0) out += std::string(" ") + percents[i].first + " " + std::to_string(given[i]);
+  }
+  if (o.shrink.max_attempts != ShrinkOptions{}.max_attempts) {
+    out += " --max-shrink-attempts " + std::to_string(o.shrink.max_attempts);
+  }
+  // The same stored divergences: whether the group is known depends on them.
+  for (const auto& k : o.known) out += " --known " + shell_quote(k.string());
+  for (const std::string& arg : verdict_option_args(o.run, o.backend_options)) out += " " + arg;
+  return out + " --no-store";
 }
 
 /// The shrunk group of one failure, or nullopt when its shrunk case, re-run, is no longer a failing
@@ -129,7 +158,8 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
     f.resembles = shared.known_of_kind(signature_kind(f.signature), 3);
   }
   const std::string spec = backend_index < o.backend_specs.size() ? o.backend_specs[backend_index] : f.backend;
-  f.reproduce = reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options});
+  f.reproduce = o.store ? reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options})
+                        : rerun_command(o, index, spec);
   return f;
 }
 
@@ -280,7 +310,9 @@ LateFaultReport late_report(std::size_t b, Shared::Late&& late, const CampaignOp
   c.origin.emplace_back("note", "a message after the complete answer: " + r.evidence);
   r.file = o.corpus / case_file_name(c);
   if (o.store) r.store_error = campaign_detail::store_case_file(c, r.file, o);
-  r.reproduce = reproduce_command(r.file.string(), {o.command, {spec}, o.run, o.backend_options});
+  r.reproduce = o.store || !r.case_index
+                    ? reproduce_command(r.file.string(), {o.command, {spec}, o.run, o.backend_options})
+                    : rerun_command(o, *r.case_index, spec);
   return r;
 }
 

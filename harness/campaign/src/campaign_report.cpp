@@ -56,7 +56,7 @@ std::string xml_escape(std::string_view text) {
 
 std::string not_stored_note(const Finding& f, const CampaignOptions& o) {
   if (f.known) return "";
-  if (!o.store) return "not stored (--no-store): run without it to write the file the command reads";
+  if (!o.store) return "not stored (--no-store): its reproduce command reruns its campaign case";
   if (!f.store_error.empty()) return "not stored: " + f.store_error;
   return "";
 }
@@ -71,7 +71,7 @@ void write_late_faults(const CampaignResult& r, const CampaignOptions& o, std::o
     if (!l.file.empty()) {
       out << "  " << l.file.string();
       if (l.case_index) out << "  (case " << *l.case_index << ")";
-      if (!o.store) out << "  not stored (--no-store): run without it to write the file the command reads";
+      if (!o.store) out << "  not stored (--no-store): its reproduce command reruns its campaign case";
       if (!l.store_error.empty()) out << "  not stored: " << l.store_error;
     }
     out << "\n    protocol violation after the complete answer: " << l.evidence << "\n";
