@@ -163,10 +163,29 @@ TEST(CampaignReproduction, FindingsNameTheBackendSpecAndCarryTheOptions) {
   });
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->findings.empty());
+  // Not stored: the command reruns the campaign case alone (case i of seed 5), with the options.
   for (const Finding& f : r->findings) {
+    const std::string i = std::to_string(f.case_index);
+    const std::string n = std::to_string(f.case_index + 1);
+    EXPECT_EQ(f.reproduce, "build/einfuzz fuzz --backend 'plugin:/abs/libplanted.so' --seed 5 --cases " + n +
+                               " --shard " + i + "/" + n + " --tasks 2 --shuffle-seed 12 --timeout 4 --no-store");
+  }
+  // Stored: `check` on the file it wrote.
+  o.store = true;
+  o.corpus = fresh_reproduce_dir("spec");
+  auto stored = run_campaign(o, [] {
+    std::vector<std::unique_ptr<Backend>> out;
+    out.push_back(test::make_planted_bug_backend(test::PlantedBug::seeded_accumulator));
+    return Result<std::vector<std::unique_ptr<Backend>>>(std::move(out));
+  });
+  ASSERT_TRUE(stored.ok());
+  ASSERT_FALSE(stored->findings.empty());
+  for (const Finding& f : stored->findings) {
+    EXPECT_TRUE(std::filesystem::exists(f.file)) << f.file;
     EXPECT_EQ(f.reproduce, "build/einfuzz check --case '" + f.file.string() +
                                "' --backend 'plugin:/abs/libplanted.so' --tasks 2 --shuffle-seed 12 --timeout 4");
   }
+  std::filesystem::remove_all(o.corpus);
 }
 
 /// Fails (a wrong value) the first time it sees a case, answers `unsupported` ever after: a flaky

@@ -158,8 +158,9 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
     f.resembles = shared.known_of_kind(signature_kind(f.signature), 3);
   }
   const std::string spec = backend_index < o.backend_specs.size() ? o.backend_specs[backend_index] : f.backend;
-  f.reproduce = o.store ? reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options})
-                        : rerun_command(o, index, spec);
+  // A known group's file is the stored divergence; a new one's exists only when the campaign stores.
+  f.reproduce = o.store || f.known ? reproduce_command(f.file.string(), {o.command, {spec}, o.run, o.backend_options})
+                                   : rerun_command(o, index, spec);
   return f;
 }
 
