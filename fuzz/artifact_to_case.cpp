@@ -91,7 +91,11 @@ int main(int argc, char** argv) {
   const std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::vector<std::uint8_t> bytes(chars.begin(), chars.end());
 
-  const std::optional<Decoded> decoded = target == "fuzz_vjp_diff" ? decode_vjp_case(bytes) : decode_case(bytes, op);
+  // fuzz_external's inputs are decoded with its layouts (the views the backend was sent).
+  const std::optional<Decoded> decoded =
+      target == "fuzz_vjp_diff"
+          ? decode_vjp_case(bytes)
+          : decode_case(bytes, op, target == "fuzz_external" ? kExternalLayoutPercent : 0);
   if (!decoded) {
     const Structure s = decode_structure(bytes, op);
     std::string shapes;

@@ -85,7 +85,7 @@ Backend& backend() {
 
 int run(std::span<const std::uint8_t> data, OpChoice op) {
   Backend& b = backend();
-  const std::optional<Decoded> decoded = decode_case(data, op);
+  const std::optional<Decoded> decoded = decode_case(data, op, kExternalLayoutPercent);
   if (!decoded) return 0;
   Backend* const backends[] = {&b};
   // Only the backend is judged (ordered or any-order as it declares; undeclared cases are

@@ -216,7 +216,7 @@ TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const s
   return setup;
 }
 
-std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op) {
+std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op, int layout_percent) {
   Structure s = decode_structure(data, op);
   Decoded out;
   out.exec = s.exec;
@@ -225,6 +225,7 @@ std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice 
     GenOptions options;
     options.reduce_percent = s.op == Op::reduce ? 100 : 0;
     options.reduce.max_elements = kMaxFuzzElements;
+    options.layout_percent = layout_percent;
     out.c = generate_case(choices, options);
     out.c.origin = {{"generator", std::string(kGeneratorVersion) + " from fuzzer bytes"}};
     for (const Tensor& t : out.c.inputs) {
@@ -252,6 +253,7 @@ std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice 
       s.value_offset < data.size() ? data.subspan(s.value_offset) : std::span<const std::uint8_t>{};
   if (s.generated && !values.empty()) out.c.origin.emplace_back("values", "overridden by fuzzer bytes");
   apply_values(out.c.inputs, values, !s.generated);
+  if (!values.empty()) fit_values_to_layouts(out.c);
   return out;
 }
 

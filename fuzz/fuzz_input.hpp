@@ -88,9 +88,17 @@ struct TargetSetup {
 /// computed with shuffle's (RunOptions::storage_truth), for the reference check.
 TargetSetup differential_setup(const fused::ExecOptions& exec, std::span<const std::uint8_t> data);
 
+/// fuzz_external's share of generated inputs whose tensors are strided views (draw_layouts: permuted,
+/// gapped, reversed, expanded, offset, with a fill): a backend declaring `strided_inputs` gets them as
+/// views, so its stride handling is fuzzed too. The in-process targets' backends read logical values
+/// only, and their inputs get no layout (0).
+inline constexpr int kExternalLayoutPercent = 25;
+
 /// Decodes a whole case with values; nullopt when some tensor would exceed kMaxFuzzElements or has
-/// a negative or overflowing shape (such inputs are skipped, not judged).
-std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op);
+/// a negative or overflowing shape (such inputs are skipped, not judged). A generated input gets
+/// input layouts in `layout_percent` percent of cases (drawn after the case from the generator's
+/// bytes, so the case is the same with 0; the value bytes then keep every expanded view consistent).
+std::optional<Decoded> decode_case(std::span<const std::uint8_t> data, OpChoice op, int layout_percent = 0);
 
 /// Where value bytes start and how wide one element is, for the value-aware mutator (width 0 when
 /// the input decodes to no case).

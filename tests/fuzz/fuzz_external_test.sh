@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # fuzz_external end to end (issue 16): replays its seeds against a cmd: backend, catches a wrong cmd:
-# and a wrong plugin: backend (non-zero exit with the finding), and refuses a bad EINFUZZ_BACKEND.
+# and a wrong plugin: backend (non-zero exit with the finding) and a backend that ignores strides, and
+# refuses a bad EINFUZZ_BACKEND.
 #
 # Usage: fuzz_external_test.sh CHECK FUZZ_EXTERNAL SEED_DIR SOURCE_DIR PYTHON LIBFUZZER WRONG_PLUGIN TO_CASE
-#   CHECK         cmd-numpy | catches-wrong-cmd | catches-wrong-plugin | config
+#   CHECK         cmd-numpy | catches-wrong-cmd | catches-wrong-plugin | strided | config
 #   LIBFUZZER     ON when FUZZ_EXTERNAL is a libFuzzer binary (it then gets -runs=0), else a replay binary
 #   WRONG_PLUGIN  a PROTOCOL B plugin with a planted bug (tests/harness/planted_plugin.cpp)
 #   TO_CASE       einfuzz_artifact_to_case
@@ -80,6 +81,43 @@ case "$check" in
     fi
     if EINFUZZ_BACKEND= "$to_case" --target fuzz_external "$seeds/$(ls "$seeds" | head -1)" >"$tmp/to_case" 2>&1; then
       echo "FAIL: einfuzz_artifact_to_case --target fuzz_external without a backend succeeded"; failures=$((failures + 1))
+    fi
+    ;;
+  strided)
+    # fuzz_external gives a quarter of its generated inputs strided views (kExternalLayoutPercent), so a
+    # backend declaring strided_inputs has its stride handling fuzzed: on 400 generated inputs (a fixed
+    # seed), the numpy client passes and the numpy client that reads every view as dense
+    # (tests/backends/faulty/strides_ignored_backend.py) is caught; before the layouts it passed too.
+    mkdir "$tmp/generated"
+    "$python" - "$tmp/generated" <<'PY'
+import random, struct, sys
+r = random.Random(20261207)
+for i in range(400):
+    body = bytes(r.randrange(256) for _ in range(96))  # the generator's bytes; no value bytes
+    open(f"{sys.argv[1]}/g{i:03d}", "wb").write(bytes([r.randrange(256), 1]) + struct.pack("<H", len(body)) + body)
+PY
+    expect 0 "$done_line" "cmd:$python $src/clients/numpy_backend.py" "$bin" "$tmp/generated"
+    ignored="cmd:$python $src/tests/backends/faulty/strides_ignored_backend.py"
+    expect nonzero "strides_ignored_backend.py: mismatch" "$ignored" "$bin" "$tmp/generated"
+    if grep -q '"layout": {"strides"' "$tmp/out"; then
+      echo "ok:   the finding's case has a layout"
+    else
+      echo "FAIL: the finding's case has no layout"; failures=$((failures + 1))
+    fi
+    # einfuzz_artifact_to_case --target fuzz_external decodes the same views: a case file with a layout.
+    found=""
+    for f in "$tmp/generated"/*; do
+      if EINFUZZ_BACKEND=$ignored "$to_case" --target fuzz_external -o "$tmp/found.case.json" "$f" >"$tmp/to_case" 2>&1 &&
+         grep -q "^verdict: .*strides_ignored_backend.py mismatch" "$tmp/to_case"; then
+        found=$f
+        break
+      fi
+    done
+    if [ -n "$found" ] && grep -q '"layout"' "$tmp/found.case.json"; then
+      echo "ok:   einfuzz_artifact_to_case --target fuzz_external: $(basename "$found") -> a mismatch case file with a layout"
+    else
+      echo "FAIL: einfuzz_artifact_to_case --target fuzz_external gave no mismatch case with a layout"
+      failures=$((failures + 1))
     fi
     ;;
   config)

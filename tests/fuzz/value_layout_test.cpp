@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -54,6 +55,42 @@ TEST(ValueLayout, ARecordedLayoutIsTheFreshOne) {
   }
   // The ops give different layouts for some inputs: a record under one op must not answer another.
   EXPECT_GT(widths_differ, 0);
+}
+
+// fuzz_external's views (kExternalLayoutPercent): value bytes overwrite the generated values after
+// the layouts were drawn, and every laid-out input must still be a storage its view can hold (an
+// expanded axis reads one slice: its values made equal again); with layout percent 0 the same bytes
+// decode to the same case without layouts.
+TEST(ValueLayout, ValueBytesKeepEveryViewConsistent) {
+  Rng rng(11);
+  int laid_out = 0, expanded = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::vector<std::uint8_t> data = generated_input(rng);
+    for (int k = 0; k < 256; ++k) data.push_back(static_cast<std::uint8_t>(rng.next()));  // value bytes
+    const std::optional<Decoded> viewed = decode_case(data, OpChoice::any, kExternalLayoutPercent);
+    const std::optional<Decoded> dense = decode_case(data, OpChoice::any, 0);
+    ASSERT_EQ(viewed.has_value(), dense.has_value());
+    if (!viewed) continue;
+    EXPECT_TRUE(dense->c.layouts.empty());
+    EXPECT_EQ(viewed->c.pattern, dense->c.pattern);
+    ASSERT_EQ(viewed->c.inputs.size(), dense->c.inputs.size());
+    for (std::size_t k = 0; k < viewed->c.inputs.size(); ++k) {
+      EXPECT_EQ(viewed->c.inputs[k].shape(), dense->c.inputs[k].shape());
+    }
+    laid_out += !viewed->c.layouts.empty();
+    for (std::size_t k = 0; k < viewed->c.layouts.size(); ++k) {
+      if (!viewed->c.layouts[k]) continue;
+      const auto& strides = viewed->c.layouts[k]->strides;
+      const Shape& shape = viewed->c.inputs[k].shape();
+      for (std::size_t d = 0; d < strides.size(); ++d) expanded += strides[d] == 0 && shape[d] > 1;
+      const Result<Tensor> storage = layout_storage(viewed->c.inputs[k], *viewed->c.layouts[k]);
+      EXPECT_TRUE(static_cast<bool>(storage)) << "input " << k << " of '" << viewed->c.pattern
+                                       << "': " << (storage ? "" : storage.error().message);
+    }
+  }
+  // Both kinds of view occur, so the assertions above were exercised.
+  EXPECT_GT(laid_out, 100);
+  EXPECT_GT(expanded, 10);
 }
 
 }  // namespace

@@ -124,4 +124,14 @@ void draw_layouts(Case& c, ChoiceSource& s) {
   if (!any) c.layouts.clear();
 }
 
+void fit_values_to_layouts(Case& c) {
+  for (std::size_t k = 0; k < c.layouts.size() && k < c.inputs.size(); ++k) {
+    if (!c.layouts[k]) continue;
+    const std::vector<std::int64_t>& strides = c.layouts[k]->strides;
+    for (std::size_t d = 0; d < strides.size() && d < c.inputs[k].shape().size(); ++d) {
+      if (strides[d] == 0 && c.inputs[k].shape()[d] > 1) repeat_first_slice(c.inputs[k], d);
+    }
+  }
+}
+
 }  // namespace einfuzz

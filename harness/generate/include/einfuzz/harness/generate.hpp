@@ -95,6 +95,11 @@ Case generate_case(ChoiceSource& choices, const GenOptions& options = {});
 /// within a few elements per logical element. Leaves `layouts` empty when it gives none.
 void draw_layouts(Case& c, ChoiceSource& choices);
 
+/// Makes each input's values what its layout can hold after they were overwritten (the fuzz targets'
+/// value bytes): along every axis of stride 0 (an expanded view reads one slice) all slices become
+/// the first. Inputs without a layout are left as they are.
+void fit_values_to_layouts(Case& c);
+
 /// Mutates a case into one the checker most likely rejects (deliberately invalid). A mutation that
 /// changes the dtype picks one of `allowed` only (empty: any).
 Case make_invalid(const Case& valid, ChoiceSource& choices, std::span<const DType> allowed = {});
