@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
@@ -404,6 +405,19 @@ TEST(Isolate, RequestIdsIncreaseByOnePerCallAsWithoutIt) {
       EXPECT_TRUE(contains(v.detail, "id " + std::to_string(call))) << (isolated ? "--isolate: " : "") << v.detail;
     }
   }
+}
+
+// A case interrupted (SIGINT) before its worker was forked never reached the plugin: the next
+// call gets the next id, with no gap (the id used to advance anyway).
+TEST(Isolate, ACaseStoppedBeforeItsWorkerTakesNoRequestId) {
+  auto b = isolate_backend(plugin(EINFUZZ_FAULTY_PLUGIN), quick_isolation());
+  EXPECT_TRUE(contains(test::run_on(f64_case("id -> id", {1, 2, 3}), *b).detail, "id 1"));
+  request_stop(SIGINT);
+  const Verdict stopped = test::run_on(f64_case("id -> id", {1, 2, 3}), *b);
+  clear_stop_request();
+  EXPECT_TRUE(contains(stopped.detail, "interrupted by signal")) << stopped.detail;
+  const Verdict next = test::run_on(f64_case("id -> id", {1, 2, 3}), *b);
+  EXPECT_TRUE(contains(next.detail, "id 2")) << next.detail;
 }
 
 /// A C++ backend that misbehaves in the ways --isolate is for.

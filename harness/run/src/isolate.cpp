@@ -243,8 +243,10 @@ class IsolatedBackend final : public Backend {
   std::string_view name() const override { return inner_->name(); }
   const Capabilities& capabilities() const override { return inner_->capabilities(); }
   BackendResult run(const Case& c) override {
-    BackendResult r = run_isolated(*inner_, c, options_);
-    inner_->ran_in_copy(c);
+    bool forked = false;
+    BackendResult r = run_isolated(*inner_, c, options_, &forked);
+    // The worker called the backend (or may have, before it crashed): advance what that call did.
+    if (forked) inner_->ran_in_copy(c);
     return r;
   }
 
@@ -255,7 +257,8 @@ class IsolatedBackend final : public Backend {
 
 }  // namespace
 
-BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions& options) {
+BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions& options, bool* forked) {
+  if (forked != nullptr) *forked = false;
   if (const int sig = stop_requested()) return Fault{FaultKind::timeout, "--isolate: interrupted by signal " + signal_text(sig)};
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -268,6 +271,7 @@ BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions
     ::close(fds[1]);
     return Fault{FaultKind::crash, std::string("--isolate: cannot fork: ") + std::strerror(errno)};
   }
+  if (forked != nullptr) *forked = true;
   if (pid == 0) {
     ::setpgid(0, 0);  // its own group: whatever the backend forks is killed with it
     ::close(fds[0]);

@@ -27,7 +27,9 @@ struct IsolateOptions {
 /// signal or exiting without a result is Fault{crash} with the signal and the limit in force; no
 /// result within the timeout is Fault{timeout}. The parent's copy of `backend` is never touched, so
 /// state a backend keeps between calls (caches, counters) does not carry over from the worker.
-BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions& options);
+/// `forked`, when given, is set to whether a worker was started (not when a stop was requested
+/// before, or the pipe or the fork failed: then the backend was not called).
+BackendResult run_isolated(Backend& backend, const Case& c, const IsolateOptions& options, bool* forked = nullptr);
 
 /// `backend` with every `run` isolated (same name and capabilities). Out-of-process backends
 /// (`cmd:`, `numpy`) are returned unchanged: they are isolated already, and a forked worker must
