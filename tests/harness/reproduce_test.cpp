@@ -156,11 +156,12 @@ TEST(CampaignReproduction, FindingsNameTheBackendSpecAndCarryTheOptions) {
   o.run.exec.tasks = 2;
   o.backend_options.timeout_seconds = 4;
   o.backend_specs = {"plugin:/abs/libplanted.so"};
-  auto r = run_campaign(o, [] {
+  const auto planted = [] {
     std::vector<std::unique_ptr<Backend>> out;
     out.push_back(test::make_planted_bug_backend(test::PlantedBug::seeded_accumulator));
     return Result<std::vector<std::unique_ptr<Backend>>>(std::move(out));
-  });
+  };
+  auto r = run_campaign(o, planted);
   ASSERT_TRUE(r.ok());
   ASSERT_FALSE(r->findings.empty());
   // Not stored: the command reruns the campaign case alone (case i of seed 5), with the options.
@@ -173,11 +174,7 @@ TEST(CampaignReproduction, FindingsNameTheBackendSpecAndCarryTheOptions) {
   // Stored: `check` on the file it wrote.
   o.store = true;
   o.corpus = fresh_reproduce_dir("spec");
-  auto stored = run_campaign(o, [] {
-    std::vector<std::unique_ptr<Backend>> out;
-    out.push_back(test::make_planted_bug_backend(test::PlantedBug::seeded_accumulator));
-    return Result<std::vector<std::unique_ptr<Backend>>>(std::move(out));
-  });
+  auto stored = run_campaign(o, planted);
   ASSERT_TRUE(stored.ok());
   ASSERT_FALSE(stored->findings.empty());
   for (const Finding& f : stored->findings) {

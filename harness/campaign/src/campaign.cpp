@@ -67,14 +67,11 @@ std::string rerun_command(const CampaignOptions& o, std::uint64_t index, const s
                     std::to_string(index + 1);
   if (!o.dtypes.empty()) out += " --dtypes " + shell_quote(o.dtypes);
   const GenOptions defaults = campaign_gen_options();
-  const std::pair<const char*, int> percents[] = {
-      {"--invalid-percent", o.gen.invalid_percent - defaults.invalid_percent},
-      {"--reduce-percent", o.gen.reduce_percent - defaults.reduce_percent},
-      {"--vjp-percent", o.gen.vjp_percent - defaults.vjp_percent},
-      {"--layout-percent", o.gen.layout_percent - defaults.layout_percent}};
-  const int given[] = {o.gen.invalid_percent, o.gen.reduce_percent, o.gen.vjp_percent, o.gen.layout_percent};
-  for (std::size_t i = 0; i < std::size(percents); ++i) {
-    if (percents[i].second != 0) out += std::string(" ") + percents[i].first + " " + std::to_string(given[i]);
+  for (const auto& [flag, member] : {std::pair{"--invalid-percent", &GenOptions::invalid_percent},
+                                     std::pair{"--reduce-percent", &GenOptions::reduce_percent},
+                                     std::pair{"--vjp-percent", &GenOptions::vjp_percent},
+                                     std::pair{"--layout-percent", &GenOptions::layout_percent}}) {
+    if (o.gen.*member != defaults.*member) out += std::string(" ") + flag + " " + std::to_string(o.gen.*member);
   }
   if (o.shrink.max_attempts != ShrinkOptions{}.max_attempts) {
     out += " --max-shrink-attempts " + std::to_string(o.shrink.max_attempts);
