@@ -18,6 +18,7 @@
 #include "gemm.hpp"
 #include "kernel.hpp"
 #include "loop_nest.hpp"
+#include "parallel.hpp"
 
 namespace einfuzz::fused {
 namespace detail {
@@ -132,18 +133,8 @@ bool run(const EinsumPlan& plan, const detail::CompiledLoops& compiled, const T*
     chunks.push_back({&nest, x, y, lo * nest.outer_unit, hi * nest.outer_unit, &nan_seen[t], pair_nans});
     lo = hi;
   }
-  {
-    std::vector<std::jthread> workers;
-    workers.reserve(tasks - 1);
-    for (unsigned t = 1; t < tasks; ++t) {
-      try {
-        workers.emplace_back(chunk, std::cref(chunks[t]));
-      } catch (const std::system_error&) {
-        chunk(chunks[t]);  // no thread available: the chunk runs here, same bits
-      }
-    }
-    chunk(chunks[0]);
-  }  // jthreads join here
+  auto task = [&](unsigned t) { chunk(chunks[t]); };
+  detail::run_tasks(tasks, task);
   return std::any_of(nan_seen.get(), nan_seen.get() + tasks, [](bool b) { return b; });
 }
 

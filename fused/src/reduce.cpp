@@ -1,5 +1,5 @@
 // Executes a compiled reduce plan in place (the plan comes from reduce_plan.cpp): one sequential
-// row-major fold per fibre, contiguous output chunks on std::jthreads.
+// row-major fold per fibre, contiguous output chunks run by run_tasks (parallel.hpp).
 #include "einfuzz/fused/reduce.hpp"
 #include "einfuzz/core/harness_bug.hpp"
 
@@ -16,6 +16,7 @@
 
 #include "einfuzz/core/scalar.hpp"
 #include "half_arith.hpp"
+#include "parallel.hpp"
 
 namespace einfuzz::fused {
 namespace {
@@ -161,17 +162,9 @@ void run(const ReducePlan& plan, const T* x, T* y, const ExecOptions& options) {
     chunks.push_back({&plan, x, y, lo, hi});
     lo = hi;
   }
-  std::vector<std::jthread> workers;
-  workers.reserve(tasks - 1);
-  for (unsigned t = 1; t < tasks; ++t) {
-    try {
-      workers.emplace_back(run_chunk<T, Op>, std::cref(chunks[t]));
-    } catch (const std::system_error&) {
-      run_chunk<T, Op>(chunks[t]);  // no thread available: the chunk runs here, same bits
-    }
-  }
-  run_chunk<T, Op>(chunks[0]);
-}  // jthreads join here
+  auto task = [&](unsigned t) { run_chunk<T, Op>(chunks[t]); };
+  detail::run_tasks(tasks, task);
+}
 
 /// The kind's value on an empty fibre (mean/min/max never get here: the checker rejects them).
 template <class T>

@@ -12,6 +12,7 @@
 #include "einfuzz/core/scalar.hpp"
 #include "einfuzz/core/shape_math.hpp"
 #include "einfuzz/fused/vjp.hpp"
+#include "parallel.hpp"
 
 namespace einfuzz::fused {
 namespace {
@@ -162,25 +163,10 @@ Tensor run(const EinsumVjpPlan& plan, std::span<const Tensor> inputs, const Tens
   }
   const std::int64_t chunk = elements / tasks;
   const std::int64_t extra = elements % tasks;
-  {  // the jthreads join at the end of this block, before the result is returned
-    std::vector<std::jthread> workers;
-    workers.reserve(tasks - 1);
-    std::int64_t lo = 0;
-    for (unsigned t = 0; t < tasks; ++t) {
-      const std::int64_t hi = lo + chunk + (t < extra ? 1 : 0);
-      const auto work_fn = [&plan, &x, y, lo, hi] { run_chunk<T>(plan, x.data(), y, lo, hi); };
-      if (t + 1 == tasks) {
-        work_fn();  // the last chunk runs here
-      } else {
-        try {
-          workers.emplace_back(work_fn);
-        } catch (const std::system_error&) {
-          work_fn();  // no thread available: the chunk runs here, same bits
-        }
-      }
-      lo = hi;
-    }
-  }
+  // Chunk t covers [lo(t), lo(t + 1)): the first `extra` chunks get one more element.
+  const auto lo = [&](unsigned t) { return t * chunk + std::min<std::int64_t>(t, extra); };
+  auto task = [&](unsigned t) { run_chunk<T>(plan, x.data(), y, lo(t), lo(t + 1)); };
+  detail::run_tasks(tasks, task);
   return result;
 }
 

@@ -4,7 +4,14 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <bit>
+#include <filesystem>
+#include <set>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -24,6 +31,7 @@
 #include "einfuzz/reference/einsum.hpp"
 #include "support/compare.hpp"
 #include "support/fused_support.hpp"
+#include "parallel.hpp"
 
 namespace einfuzz {
 namespace {
@@ -222,6 +230,77 @@ TEST(FusedChunks, APlantedChunkBoundaryBugIsCaught) {
   };
   ChunkTally tally;
   EXPECT_FALSE(chunked_cases_equal_the_reference(forgets_the_remainder, tally));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chunks' threads: kept by the calling thread between calls, a forked child's own.
+
+long this_tid() { return static_cast<long>(syscall(SYS_gettid)); }
+
+/// The kernel ids of this process's threads.
+std::set<long> process_threads() {
+  std::set<long> tids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) {
+    tids.insert(std::stol(entry.path().filename().string()));
+  }
+  return tids;
+}
+
+TEST(FusedWorkers, RepeatedCallsReuseTheCallingThreadsWorkers) {
+  // Two tasks on an outer axis of 6: the second chunk runs on a worker. A worker started per call
+  // would be gone when execute returns; the calling thread's worker stays, the same thread each time.
+  const CheckedEinsum e = checked("a b, b c -> a c", {{6, 5}, {5, 7}});
+  const auto plan = fused::compile(e);
+  std::mt19937_64 rng(20261207);
+  const std::vector<Tensor> inputs = random_inputs(e, DType::f64, rng);
+  const Tensor want = naive(e, inputs);
+  ASSERT_TRUE(same_values(fused::execute(plan, inputs, {2, 8, 2}), want));
+  const std::set<long> after_first = process_threads();
+  EXPECT_GE(after_first.size(), 2u) << "no worker outlived the first call";
+  for (int i = 0; i < 50; ++i) ASSERT_TRUE(same_values(fused::execute(plan, inputs, {2, 8, 2}), want));
+  EXPECT_EQ(process_threads(), after_first) << "threads were started or ended by the later calls";
+}
+
+TEST(FusedWorkers, EveryTaskRunsOnceTheOthersOffTheCallingThread) {
+  for (unsigned tasks : {2u, 3u, 5u, 3u, 1u, 4u}) {
+    std::vector<std::atomic<int>> runs(tasks);
+    std::vector<long> tids(tasks);
+    auto body = [&](unsigned t) {
+      ++runs[t];
+      tids[t] = this_tid();
+    };
+    fused::detail::run_tasks(tasks, body);
+    for (unsigned t = 0; t < tasks; ++t) EXPECT_EQ(runs[t].load(), 1) << "task " << t << " of " << tasks;
+    EXPECT_EQ(tids[0], this_tid());
+    for (unsigned t = 1; t < tasks; ++t) EXPECT_NE(tids[t], this_tid()) << "task " << t << " of " << tasks;
+  }
+  EXPECT_EQ(fused::detail::worker_threads(), 4u);  // the most any call needed
+}
+
+TEST(FusedWorkers, AForkedChildStartsItsOwnWorkers) {
+  // The parent's workers do not exist in a child (fork copies only the calling thread): a child
+  // that waited for them would hang, as the harness's --isolate children would.
+  long parent_worker = 0;
+  auto warm = [&](unsigned t) {
+    if (t == 1) parent_worker = this_tid();
+  };
+  fused::detail::run_tasks(2, warm);
+  ASSERT_NE(parent_worker, this_tid());
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);  // a hang ends the child with SIGALRM, which the parent reports
+    long worker = 0;
+    auto body = [&](unsigned t) {
+      if (t == 1) worker = this_tid();
+    };
+    fused::detail::run_tasks(2, body);
+    _exit(worker != 0 && worker != this_tid() && worker != parent_worker ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child ended by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(FusedExecuteDeathTest, MixedDtypesAbort) {
