@@ -1,11 +1,14 @@
 // libFuzzer target: any backend — the one EINFUZZ_BACKEND names (`cmd:COMMAND` or `plugin:PATH.so`,
 // PROTOCOL.md) — judged against the reference by the einsum/reduce oracles on the differential
 // targets' inputs; a plugin built with -fsanitize=fuzzer-no-link feeds libFuzzer its own coverage.
+// EINFUZZ_KNOWN names stored divergences (as `einfuzz fuzz --known`): a failure that shrinks into one
+// of their groups is not a finding, so a backend with recorded divergences can be fuzzed for long.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -15,7 +18,10 @@
 
 #include "einfuzz/backends/process.hpp"
 #include "einfuzz/harness/backend_registry.hpp"
+#include "einfuzz/harness/campaign.hpp"
+#include "einfuzz/harness/group.hpp"
 #include "einfuzz/harness/run.hpp"
+#include "einfuzz/harness/shrink.hpp"
 #include "differential.hpp"
 #include "fuzz_input.hpp"
 
@@ -27,11 +33,13 @@ namespace {
 constexpr const char* kDefaultPlugin = "einfuzz_example_plugin.so";
 
 constexpr const char* kUsage = "EINFUZZ_BACKEND='cmd:COMMAND' or EINFUZZ_BACKEND='plugin:PATH.so' (PROTOCOL.md)";
+constexpr const char* kKnownUsage =
+    "EINFUZZ_KNOWN to stored divergences, ':'-separated case files or directories (as einfuzz fuzz --known)";
 
 /// A configuration error is the user's, not a finding: one line and exit 2, before any input runs.
-[[noreturn]] void refuse(std::string why) {
+[[noreturn]] void refuse(std::string why, const char* usage = kUsage) {
   std::replace(why.begin(), why.end(), '\n', ' ');  // a process's stderr evidence may span lines
-  std::fprintf(stderr, "fuzz_external: %s; set %s\n", why.c_str(), kUsage);
+  std::fprintf(stderr, "fuzz_external: %s; set %s\n", why.c_str(), usage);
   std::fflush(stderr);
   std::_Exit(2);
 }
@@ -83,27 +91,88 @@ Backend& backend() {
   return *built;
 }
 
+/// The stored divergences EINFUZZ_KNOWN names: ':'-separated case files or directories, read as
+/// `einfuzz fuzz --known` reads them. Empty when it is unset; refuse() when one cannot be read.
+const KnownDivergences& known_divergences() {
+  static const KnownDivergences known = [] {
+    const char* env = std::getenv("EINFUZZ_KNOWN");
+    std::vector<std::filesystem::path> paths;
+    for (std::string_view rest = env != nullptr ? env : ""; !rest.empty();) {
+      const std::size_t colon = rest.find(':');
+      if (colon != 0) paths.emplace_back(rest.substr(0, colon));
+      rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+    }
+    std::vector<std::string> errors;
+    KnownDivergences k = load_known_divergences(paths, run_options(), errors);
+    if (!errors.empty()) refuse("EINFUZZ_KNOWN: " + errors.front(), kKnownUsage);
+    if (!paths.empty() && k.files == 0) refuse("EINFUZZ_KNOWN names no stored divergence (a *.case.json with origin.backend and origin.verdict)",
+                                             kKnownUsage);
+    if (!paths.empty()) std::fprintf(stderr, "fuzz_external: %zu stored divergences known (EINFUZZ_KNOWN)\n", k.files);
+    return k;
+  }();
+  return known;
+}
+
+/// Whether the backend's failing verdict `failure` on `c` is a stored divergence: the case shrunk and
+/// grouped as a campaign shrinks and groups it (the shrink capped at 10 s, as a timed campaign's), its
+/// group one of known_divergences(). As a campaign counts later failures under the group the first one
+/// of their pre-shrink signature found, a later failure with a known failure's pre-shrink signature is
+/// known without another shrink. An unknown group returns false: the input is a finding.
+bool is_known_failure(const Case& c, const BackendOutcome& failure, const std::string& reference) {
+  if (!is_failure(failure.verdict.kind) || known_divergences().signatures.empty()) return false;
+  static std::map<std::string, std::filesystem::path> known_pre;  // pre-shrink signature → its file
+  const std::string family = backend_family(failure.backend);
+  const std::string pre = pre_shrink_signature(c, family, failure.verdict.label(), reference);
+  if (known_pre.contains(pre)) return true;
+  ShrinkOptions options;
+  options.max_seconds = 10;
+  const ShrinkResult shrunk = shrink_case(c, backend(), failure.verdict.kind, run_options(), options);
+  Backend* const one[] = {&backend()};
+  const CaseOutcome final_outcome = run_case(shrunk.shrunk, one, run_options());
+  if (final_outcome.backends.empty()) return false;
+  const Verdict& v = final_outcome.backends.front().verdict;
+  if (v.kind != failure.verdict.kind) return false;  // does not reproduce once shrunk: a finding
+  const auto& signatures = known_divergences().signatures;
+  const auto it = signatures.find(group_signature(shrunk.shrunk, family, v.label()));
+  if (it == signatures.end()) return false;
+  std::fprintf(stderr, "fuzz_external: %s: %s is the stored divergence %s, not a finding\n", failure.backend.c_str(),
+               v.label().c_str(), it->second.string().c_str());
+  known_pre.emplace(pre, it->second);
+  return true;
+}
+
 int run(std::span<const std::uint8_t> data, OpChoice op) {
   Backend& b = backend();
   const std::optional<Decoded> decoded = decode_case(data, op, kExternalLayoutPercent);
   if (!decoded) return 0;
+  const Case& c = decoded->c;
   Backend* const backends[] = {&b};
   // Only the backend is judged (ordered or any-order as it declares; undeclared cases are
   // unsupported, never a finding): the reference's own checks belong to fuzz_einsum_diff and
   // fuzz_reduce_diff.
   DifferentialChecks checks;
   checks.reference_admitted = false;
-  run_differential(decoded->c, backends, run_options(), checks);
+  if (!known_divergences().signatures.empty()) {
+    checks.known_divergence = [&c](const BackendOutcome& outcome) {
+      if (!is_failure(outcome.verdict.kind)) return false;
+      const auto& checked = *check_case_shared(c, run_options().limits);
+      const std::string reference =
+          checked ? std::string("accepts") : "rejects " + std::string(code_name(checked.error().code));
+      return is_known_failure(c, outcome, reference);
+    };
+  }
+  run_differential(c, backends, run_options(), checks);
   return 0;
 }
 
 }  // namespace
 }  // namespace einfuzz::fuzz
 
-/// Builds the backend before the first input, so a bad EINFUZZ_BACKEND stops the run at start-up and
-/// a plugin's coverage counters are registered when libFuzzer counts its modules.
+/// Builds the backend and reads EINFUZZ_KNOWN before the first input, so a bad EINFUZZ_BACKEND or
+/// EINFUZZ_KNOWN stops the run at start-up and a plugin's coverage counters are registered when libFuzzer counts its modules.
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   einfuzz::fuzz::backend();
+  einfuzz::fuzz::known_divergences();
   return 0;
 }
 

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # fuzz_external end to end (issue 16): replays its seeds against a cmd: backend, catches a wrong cmd:
-# and a wrong plugin: backend (non-zero exit with the finding) and a backend that ignores strides, and
-# refuses a bad EINFUZZ_BACKEND.
+# and a wrong plugin: backend (non-zero exit with the finding) and a backend that ignores strides, goes
+# on past a stored divergence EINFUZZ_KNOWN names, and refuses a bad EINFUZZ_BACKEND or EINFUZZ_KNOWN.
 #
-# Usage: fuzz_external_test.sh CHECK FUZZ_EXTERNAL SEED_DIR SOURCE_DIR PYTHON LIBFUZZER WRONG_PLUGIN TO_CASE
-#   CHECK         cmd-numpy | catches-wrong-cmd | catches-wrong-plugin | strided | config
+# Usage: fuzz_external_test.sh CHECK FUZZ_EXTERNAL SEED_DIR SOURCE_DIR PYTHON LIBFUZZER WRONG_PLUGIN TO_CASE SEEDS
+#   CHECK         cmd-numpy | catches-wrong-cmd | catches-wrong-plugin | strided | known | config
 #   LIBFUZZER     ON when FUZZ_EXTERNAL is a libFuzzer binary (it then gets -runs=0), else a replay binary
 #   WRONG_PLUGIN  a PROTOCOL B plugin with a planted bug (tests/harness/planted_plugin.cpp)
 #   TO_CASE       einfuzz_artifact_to_case
+#   SEEDS         einfuzz_fuzz_seeds
 set -u
-check=$1 bin=$2 seeds=$3 src=$4 python=$5 libfuzzer=$6 wrong_plugin=$7 to_case=$8
+check=$1 bin=$2 seeds=$3 src=$4 python=$5 libfuzzer=$6 wrong_plugin=$7 to_case=$8 make_seeds=$9
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -119,6 +120,43 @@ PY
       echo "FAIL: einfuzz_artifact_to_case --target fuzz_external gave no mismatch case with a layout"
       failures=$((failures + 1))
     fi
+    ;;
+  known)
+    # numpy's stored divergence `a a -> a` on a (0, 4) operand (corpus/divergences/einsum-3b29ad1b9758e5de),
+    # stored as found by a campaign of this cmd: backend (origin.backend is the backend's spec), and a
+    # seed of a (0, 1) f64 variant of it, which shrinks into the same group.
+    numpy="cmd:$python $src/clients/numpy_backend.py"
+    mkdir "$tmp/known" "$tmp/other" "$tmp/cases"
+    "$python" - "$src/corpus/divergences/einsum-3b29ad1b9758e5de.case.json" "$numpy" "$tmp" <<'PY'
+import json, sys
+stored, spec, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
+case = json.load(open(stored))
+json.dump(case, open(f"{tmp}/other/library-name.case.json", "w"))  # origin.backend "numpy": another backend's
+case["origin"]["backend"] = case["origin"]["variants"] = spec
+json.dump(case, open(f"{tmp}/known/numpy-diagonal.case.json", "w"))
+variant = {"format": "einfuzz-case/1", "op": "einsum", "pattern": "a a -> a", "dtype": "f64",
+           "inputs": [{"shape": [0, 1], "values": []}]}
+json.dump(variant, open(f"{tmp}/cases/variant.case.json", "w"))
+PY
+    "$make_seeds" "$tmp/seed-out" "$tmp/cases" >/dev/null || { echo "FAIL: einfuzz_fuzz_seeds"; failures=$((failures + 1)); }
+    input="$tmp/seed-out/fuzz_external"
+    unset EINFUZZ_KNOWN
+    expect nonzero "numpy_backend.py: reject-disagree" "$numpy" "$bin" "$input"
+    export EINFUZZ_KNOWN="$tmp/known"
+    expect 0 "is the stored divergence $tmp/known/numpy-diagonal.case.json, not a finding" "$numpy" "$bin" "$input"
+    # Several paths, ':'-separated; the backend's family keys the group, so another backend's copy of
+    # the same divergence does not hide it.
+    export EINFUZZ_KNOWN="$tmp/other:$src/corpus/divergences"
+    expect nonzero "numpy_backend.py: reject-disagree" "$numpy" "$bin" "$input"
+    # A known divergence hides only its own group: the zero backend is still caught.
+    export EINFUZZ_KNOWN="$tmp/known"
+    expect nonzero "zero_backend.py: mismatch(value)" "cmd:$python $src/tests/cli/zero_backend.py" "$bin" "$seeds"
+    # What cannot be read is a configuration error: exit 2 before any input runs.
+    export EINFUZZ_KNOWN="$tmp/none"
+    expect 2 "fuzz_external: EINFUZZ_KNOWN: " "$numpy" "$bin" "$input"
+    export EINFUZZ_KNOWN="$tmp/cases"
+    expect 2 "fuzz_external: EINFUZZ_KNOWN names no stored divergence" "$numpy" "$bin" "$input"
+    unset EINFUZZ_KNOWN
     ;;
   config)
     # A bad EINFUZZ_BACKEND is one line and exit 2 before any input runs, never a finding.
