@@ -168,14 +168,18 @@ struct Fixture {
 
 /// naive_tensor: the hand loop's vector moved into a Tensor of the output shape, the type fused
 /// returns (its shape is a second allocation): what of fused's time is its output type, not its loops.
-enum class Impl { fused, fused_threads, reference, naive, naive_tensor };
+/// fused_two_tasks: two chunks forced (threads 2, tasks 2, as the fuzz targets ask on half their
+/// inputs), what splitting a small case costs.
+enum class Impl { fused, fused_threads, fused_two_tasks, reference, naive, naive_tensor };
 
 template <class T>
 void run(benchmark::State& state, Pattern p, Impl impl) {
   const Fixture<T> f(p, static_cast<int>(state.range(0)));
   const fused::EinsumPlan plan = fused::compile(f.einsum);
   // One thread unless asked: the per-core kernel is what the ratios compare.
-  const fused::ExecOptions options{impl == Impl::fused_threads ? 0u : 1u};
+  const fused::ExecOptions options = impl == Impl::fused_threads     ? fused::ExecOptions{0u}
+                                     : impl == Impl::fused_two_tasks ? fused::ExecOptions{2u, 8, 2u}
+                                                                     : fused::ExecOptions{1u};
 
   // Sanity: the fused result must equal the hand-written loop bit for bit.
   const Tensor check = fused::execute(plan, f.inputs, options);
@@ -188,7 +192,8 @@ void run(benchmark::State& state, Pattern p, Impl impl) {
   for (auto _ : state) {
     switch (impl) {
       case Impl::fused:
-      case Impl::fused_threads: benchmark::DoNotOptimize(fused::execute(plan, f.inputs, options)); break;
+      case Impl::fused_threads:
+      case Impl::fused_two_tasks: benchmark::DoNotOptimize(fused::execute(plan, f.inputs, options)); break;
       case Impl::reference: benchmark::DoNotOptimize(reference::evaluate_einsum(f.einsum, f.inputs)); break;
       case Impl::naive: benchmark::DoNotOptimize(naive<T>(p, f.shapes, f.pointers)); break;
       case Impl::naive_tensor:
@@ -207,6 +212,7 @@ void register_all() {
       {Pattern::dot, "dot"}};
   const std::pair<Impl, const char*> impls[] = {{Impl::fused, "fused"},
                                                 {Impl::fused_threads, "fused_threads"},
+                                                {Impl::fused_two_tasks, "fused_two_tasks"},
                                                 {Impl::naive, "naive"},
                                                 {Impl::naive_tensor, "naive_tensor"},
                                                 {Impl::reference, "reference"}};

@@ -117,8 +117,9 @@ const KnownDivergences& known_divergences() {
 /// grouped as a campaign shrinks and groups it (the shrink capped at 10 s, as a timed campaign's), its
 /// group one of known_divergences(). As a campaign counts later failures under the group the first one
 /// of their pre-shrink signature found, a later failure with a known failure's pre-shrink signature is
-/// known without another shrink. An unknown group returns false: the input is a finding.
-bool is_known_failure(const Case& c, const BackendOutcome& failure, const std::string& reference) {
+/// known without another shrink. A failure that its shrunk case does not repeat is dropped too, as a
+/// campaign drops it (unconfirmed). An unknown group returns false: the input is a finding.
+bool known_or_unconfirmed(const Case& c, const BackendOutcome& failure, const std::string& reference) {
   if (!is_failure(failure.verdict.kind) || known_divergences().signatures.empty()) return false;
   static std::map<std::string, std::filesystem::path> known_pre;  // pre-shrink signature → its file
   const std::string family = backend_family(failure.backend);
@@ -131,7 +132,16 @@ bool is_known_failure(const Case& c, const BackendOutcome& failure, const std::s
   const CaseOutcome final_outcome = run_case(shrunk.shrunk, one, run_options());
   if (final_outcome.backends.empty()) return false;
   const Verdict& v = final_outcome.backends.front().verdict;
-  if (v.kind != failure.verdict.kind) return false;  // does not reproduce once shrunk: a finding
+  if (v.kind != failure.verdict.kind) {
+    // As a campaign: a failure its shrunk case does not repeat on the same backend is a flaky or
+    // stateful backend's (numpy reading memory behind an empty operand crashes only in some
+    // processes), and no case file would reproduce it: not a finding. Later ones are shrunk again.
+    std::fprintf(stderr,
+                 "fuzz_external: %s: %s did not fail again when its shrunk case was re-run (a flaky or stateful "
+                 "backend): not a finding\n",
+                 failure.backend.c_str(), failure.verdict.label().c_str());
+    return true;
+  }
   const auto& signatures = known_divergences().signatures;
   const auto it = signatures.find(group_signature(shrunk.shrunk, family, v.label()));
   if (it == signatures.end()) return false;
@@ -158,7 +168,7 @@ int run(std::span<const std::uint8_t> data, OpChoice op) {
       const auto& checked = *check_case_shared(c, run_options().limits);
       const std::string reference =
           checked ? std::string("accepts") : "rejects " + std::string(code_name(checked.error().code));
-      return is_known_failure(c, outcome, reference);
+      return known_or_unconfirmed(c, outcome, reference);
     };
   }
   run_differential(c, backends, run_options(), checks);

@@ -4,6 +4,9 @@
 For the CLI tests (issue 10): a finite answer for a non-finite class must be a mismatch whatever
 the certificates say. Handles einsum patterns of plain labels (no ellipsis, no parentheses) on
 f32/f64; anything else is `unsupported`. Needs only python3.
+
+With `--once` it is wrong once only, a flaky backend: after its first zeros every request is
+`unsupported` (fuzz_external/known: a failure its shrunk case does not repeat is not a finding).
 """
 
 import os
@@ -16,6 +19,8 @@ SIZES = {"f32": 4, "f64": 8}
 
 
 def main():
+    once = "--once" in sys.argv[1:]
+    answered = False
     for req in requests():
         if req.get("hello"):
             send({"protocol": "einfuzz-backend/1", "name": "zero", "ops": ["einsum"], "dtypes": ["f32", "f64"],
@@ -29,7 +34,7 @@ def main():
         lhs, arrow, rhs = pattern.partition("->")
         # Only well-formed plain einsums: libFuzzer's first inputs decode to patterns such as "" and "->"
         # with no operand, which are unsupported too.
-        if (req.get("op") != "einsum" or "..." in pattern or "(" in pattern or size == 0 or not arrow
+        if (answered or req.get("op") != "einsum" or "..." in pattern or "(" in pattern or size == 0 or not arrow
                 or not inputs or len(lhs.split(",")) != len(inputs)):
             send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
             continue
@@ -46,6 +51,7 @@ def main():
             send({"id": req["id"], "status": "error", "message": "zero_backend: a repeated label's lengths differ"})
             continue
         shape = [lengths[label] for label in rhs.split()]
+        answered = once
         send({"id": req["id"], "status": "ok", "shape": shape}, bytes(elements(shape) * size))
 
 
