@@ -151,6 +151,24 @@ bool known_or_unconfirmed(const Case& c, const BackendOutcome& failure, const st
   return true;
 }
 
+/// Before a finding is reported: runs its case on a new instance of the backend (EINFUZZ_BACKEND
+/// made again: a new process for cmd:) and, when that does not fail the same way, says so. The
+/// failure then depends on what the backend ran before this input, and the case file that
+/// einfuzz_artifact_to_case makes may not reproduce it alone; it is still reported (the campaign and
+/// EINFUZZ_KNOWN runs drop such failures as unconfirmed, libFuzzer's artifact keeps it).
+void warn_unless_repeated_fresh(const Case& c, const BackendOutcome& failure) {
+  const std::vector<std::string> specs = {backend_spec()};
+  Result<std::vector<std::unique_ptr<Backend>>> made = make_backends(specs, run_options());
+  if (!made || made->empty()) return;
+  Backend* const one[] = {made->front().get()};
+  const CaseOutcome again = run_case(c, one, run_options());
+  if (!again.backends.empty() && again.backends.front().verdict.kind == failure.verdict.kind) return;
+  std::fprintf(stderr,
+               "fuzz_external: %s: %s did not repeat on a new instance of the backend: it depends on what the "
+               "backend ran before this input, and the case below alone may not reproduce it\n",
+               failure.backend.c_str(), failure.verdict.label().c_str());
+}
+
 int run(std::span<const std::uint8_t> data, OpChoice op) {
   Backend& b = backend();
   const std::optional<Decoded> decoded = decode_case(data, op, kExternalLayoutPercent);
@@ -162,15 +180,17 @@ int run(std::span<const std::uint8_t> data, OpChoice op) {
   // fuzz_reduce_diff.
   DifferentialChecks checks;
   checks.reference_admitted = false;
-  if (!known_divergences().signatures.empty()) {
-    checks.known_divergence = [&c](const BackendOutcome& outcome) {
-      if (!is_failure(outcome.verdict.kind)) return false;
+  checks.known_divergence = [&c](const BackendOutcome& outcome) {
+    if (!is_failure(outcome.verdict.kind)) return false;
+    if (!known_divergences().signatures.empty()) {
       const auto& checked = *check_case_shared(c, run_options().limits);
       const std::string reference =
           checked ? std::string("accepts") : "rejects " + std::string(code_name(checked.error().code));
-      return known_or_unconfirmed(c, outcome, reference);
-    };
-  }
+      if (known_or_unconfirmed(c, outcome, reference)) return true;
+    }
+    warn_unless_repeated_fresh(c, outcome);
+    return false;  // a finding
+  };
   run_differential(c, backends, run_options(), checks);
   return 0;
 }

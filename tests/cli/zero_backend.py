@@ -7,7 +7,8 @@ f32/f64; anything else is `unsupported`. Needs only python3.
 
 With `--first-sight` it is a stateful backend: a case it has been sent before (the same request and
 input bytes) is `unsupported`, so no failure repeats (fuzz_external/known: a failure its shrunk case
-does not repeat is not a finding).
+does not repeat is not a finding). With `--warm-up` it answers `unsupported` to its first plain
+einsum and zeros from the second on, so a failure does not repeat in a new process.
 """
 
 import os
@@ -21,6 +22,7 @@ SIZES = {"f32": 4, "f64": 8}
 
 def main():
     first_sight = "--first-sight" in sys.argv[1:]
+    warm_up = "--warm-up" in sys.argv[1:]
     seen = set()
     for req in requests():
         if req.get("hello"):
@@ -58,6 +60,10 @@ def main():
             send({"id": req["id"], "status": "unsupported", "message": "zero_backend: plain einsums only"})
             continue
         shape = [lengths[label] for label in rhs.split()]
+        if warm_up:
+            warm_up = False
+            send({"id": req["id"], "status": "unsupported", "message": "zero_backend: warming up"})
+            continue
         send({"id": req["id"], "status": "ok", "shape": shape}, bytes(elements(shape) * size))
 
 

@@ -157,6 +157,17 @@ PY
       "$flaky" "$bin" "$seeds"
     unset EINFUZZ_KNOWN
     expect nonzero "zero_backend.py --first-sight: mismatch(value)" "$flaky" "$bin" "$seeds"
+    # A finding that a new process of the backend does not repeat is still reported, and says so.
+    expect nonzero "did not repeat on a new instance of the backend" \
+      "cmd:$python $src/tests/cli/zero_backend.py --warm-up" "$bin" "$seeds"
+    if ! grep -q "^einfuzz fuzz finding: cmd:.*zero_backend.py --warm-up: mismatch" "$tmp/out"; then
+      echo "FAIL: the finding itself was not reported"; failures=$((failures + 1))
+    fi
+    # A finding that repeats there says nothing of the kind.
+    expect nonzero "zero_backend.py: mismatch(value)" "cmd:$python $src/tests/cli/zero_backend.py" "$bin" "$seeds"
+    if grep -q "did not repeat" "$tmp/out"; then
+      echo "FAIL: a repeated finding was said not to repeat"; failures=$((failures + 1))
+    fi
     # What cannot be read is a configuration error: exit 2 before any input runs.
     export EINFUZZ_KNOWN="$tmp/none"
     expect 2 "fuzz_external: EINFUZZ_KNOWN: " "$numpy" "$bin" "$input"
