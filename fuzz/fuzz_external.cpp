@@ -105,9 +105,12 @@ const KnownDivergences& known_divergences() {
     std::vector<std::string> errors;
     KnownDivergences k = load_known_divergences(paths, run_options(), errors);
     if (!errors.empty()) refuse("EINFUZZ_KNOWN: " + errors.front(), kKnownUsage);
-    if (!paths.empty() && k.files == 0) refuse("EINFUZZ_KNOWN names no stored divergence (a *.case.json with origin.backend and origin.verdict)",
-                                             kKnownUsage);
-    if (!paths.empty()) std::fprintf(stderr, "fuzz_external: %zu stored divergences known (EINFUZZ_KNOWN)\n", k.files);
+    if (paths.empty()) return k;
+    if (k.files == 0) {
+      refuse("EINFUZZ_KNOWN names no stored divergence (a *.case.json with origin.backend and origin.verdict)",
+             kKnownUsage);
+    }
+    std::fprintf(stderr, "fuzz_external: %zu stored divergences known (EINFUZZ_KNOWN)\n", k.files);
     return k;
   }();
   return known;
