@@ -4,9 +4,7 @@
 #include <string>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <memory>
-#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>

@@ -8,8 +8,6 @@
 #include <string>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
-#include <system_error>
 #include <thread>
 #include <vector>
 
