@@ -121,11 +121,15 @@ const KnownDivergences& known_divergences() {
 /// group one of known_divergences(). As a campaign counts later failures under the group the first one
 /// of their pre-shrink signature found, a later failure with a known failure's pre-shrink signature is
 /// known without another shrink. A failure that its shrunk case does not repeat is dropped too, as a
-/// campaign drops it (unconfirmed). An unknown group returns false: the input is a finding.
-bool known_or_unconfirmed(const Case& c, const BackendOutcome& failure, const std::string& reference) {
-  if (!is_failure(failure.verdict.kind) || known_divergences().signatures.empty()) return false;
+/// campaign drops it (unconfirmed). An unknown group, or no EINFUZZ_KNOWN, returns false: the input is
+/// a finding.
+bool known_or_unconfirmed(const Case& c, const BackendOutcome& failure) {
+  if (known_divergences().signatures.empty()) return false;
   static std::map<std::string, std::filesystem::path> known_pre;  // pre-shrink signature → its file
   const std::string family = backend_family(failure.backend);
+  const auto& checked = *check_case_shared(c, run_options().limits);
+  const std::string reference =
+      checked ? std::string("accepts") : "rejects " + std::string(code_name(checked.error().code));
   const std::string pre = pre_shrink_signature(c, family, failure.verdict.label(), reference);
   if (known_pre.contains(pre)) return true;
   ShrinkOptions options;
@@ -185,12 +189,10 @@ int run(std::span<const std::uint8_t> data, OpChoice op) {
   checks.reference_admitted = false;
   checks.known_divergence = [&c](const BackendOutcome& outcome) {
     if (!is_failure(outcome.verdict.kind)) return false;
-    if (!known_divergences().signatures.empty()) {
-      const auto& checked = *check_case_shared(c, run_options().limits);
-      const std::string reference =
-          checked ? std::string("accepts") : "rejects " + std::string(code_name(checked.error().code));
-      if (known_or_unconfirmed(c, outcome, reference)) return true;
-    }
+    // A hang is reported as it is: shrinking it or running it on a new instance would spend a whole
+    // backend timeout per run, past libFuzzer's own -timeout, which would report the input instead.
+    if (outcome.verdict.kind == VerdictKind::timeout) return false;
+    if (known_or_unconfirmed(c, outcome)) return true;
     warn_unless_repeated_fresh(c, outcome);
     return false;  // a finding
   };
@@ -202,7 +204,8 @@ int run(std::span<const std::uint8_t> data, OpChoice op) {
 }  // namespace einfuzz::fuzz
 
 /// Builds the backend and reads EINFUZZ_KNOWN before the first input, so a bad EINFUZZ_BACKEND or
-/// EINFUZZ_KNOWN stops the run at start-up and a plugin's coverage counters are registered when libFuzzer counts its modules.
+/// EINFUZZ_KNOWN stops the run at start-up and a plugin's coverage counters are registered when
+/// libFuzzer counts its modules.
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   einfuzz::fuzz::backend();
   einfuzz::fuzz::known_divergences();

@@ -168,6 +168,28 @@ PY
     if grep -q "did not repeat" "$tmp/out"; then
       echo "FAIL: a repeated finding was said not to repeat"; failures=$((failures + 1))
     fi
+    # A hang is reported as it is, after its one timeout: no shrink and no new instance, each of which
+    # would spend another whole timeout. The backend logs every case request it reads.
+    cat >"$tmp/hang.py" <<PY
+import os, sys, time
+sys.path.insert(0, "$src/tests/support")
+from protocol_a import requests, send
+for msg in requests():
+    if msg.get("hello"):
+        send({"protocol": "einfuzz-backend/1", "name": "hang", "dtypes": ["f64"]})
+        continue
+    with open("$tmp/hang.log", "a") as log:
+        log.write(msg.get("pattern", "") + "\\n")
+    time.sleep(3600)
+PY
+    export EINFUZZ_KNOWN="$tmp/known"
+    expect nonzero "hang.py: timeout" "cmd:$python $tmp/hang.py" "$bin" "$input"
+    unset EINFUZZ_KNOWN
+    if [ "$(wc -l <"$tmp/hang.log")" -eq 1 ]; then
+      echo "ok:   the hanging case was sent once"
+    else
+      echo "FAIL: the hanging case was sent $(wc -l <"$tmp/hang.log") times"; failures=$((failures + 1))
+    fi
     # What cannot be read is a configuration error: exit 2 before any input runs.
     export EINFUZZ_KNOWN="$tmp/none"
     expect 2 "fuzz_external: EINFUZZ_KNOWN: " "$numpy" "$bin" "$input"
