@@ -126,7 +126,7 @@ PY
     # stored as found by a campaign of this cmd: backend (origin.backend is the backend's spec), and a
     # seed of a (0, 1) f64 variant of it, which shrinks into the same group.
     numpy="cmd:$python $src/clients/numpy_backend.py"
-    mkdir "$tmp/known" "$tmp/other" "$tmp/cases"
+    mkdir "$tmp/known" "$tmp/other" "$tmp/cases" "$tmp/moved"
     "$python" - "$src/corpus/divergences/einsum-3b29ad1b9758e5de.case.json" "$numpy" "$tmp" <<'PY'
 import json, sys
 stored, spec, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -134,6 +134,9 @@ case = json.load(open(stored))
 json.dump(case, open(f"{tmp}/other/library-name.case.json", "w"))  # origin.backend "numpy": another backend's
 case["origin"]["backend"] = case["origin"]["variants"] = spec
 json.dump(case, open(f"{tmp}/known/numpy-diagonal.case.json", "w"))
+# The same backend as stored from another checkout and working directory: a relative path, python3 found on PATH.
+case["origin"]["backend"] = case["origin"]["variants"] = "cmd:python3 ../checkout/clients/numpy_backend.py"
+json.dump(case, open(f"{tmp}/moved/numpy-diagonal.case.json", "w"))
 variant = {"format": "einfuzz-case/1", "op": "einsum", "pattern": "a a -> a", "dtype": "f64",
            "inputs": [{"shape": [0, 1], "values": []}]}
 json.dump(variant, open(f"{tmp}/cases/variant.case.json", "w"))
@@ -144,6 +147,9 @@ PY
     expect nonzero "numpy_backend.py: reject-disagree" "$numpy" "$bin" "$input"
     export EINFUZZ_KNOWN="$tmp/known"
     expect 0 "is the stored divergence $tmp/known/numpy-diagonal.case.json, not a finding" "$numpy" "$bin" "$input"
+    # The backend's family is its spec without directories: the divergence stored from elsewhere is known here.
+    export EINFUZZ_KNOWN="$tmp/moved"
+    expect 0 "is the stored divergence $tmp/moved/numpy-diagonal.case.json, not a finding" "$numpy" "$bin" "$input"
     # Several paths, ':'-separated; the backend's family keys the group, so another backend's copy of
     # the same divergence does not hide it.
     export EINFUZZ_KNOWN="$tmp/other:$src/corpus/divergences"

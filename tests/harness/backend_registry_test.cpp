@@ -91,6 +91,19 @@ TEST(BackendRegistry, VariantsOfOneLibraryShareTheFamily) {
   }
 }
 
+TEST(BackendRegistry, ACommandOrLibraryIsOneFamilyFromAnyDirectory) {
+  const std::string numpy = backend_family("cmd:python3 clients/numpy_backend.py");
+  EXPECT_EQ(numpy, "cmd:python3 numpy_backend.py");
+  EXPECT_EQ(backend_family("cmd:/usr/bin/python3   /home/me/src/einfuzz/clients/numpy_backend.py"), numpy);
+  EXPECT_EQ(backend_family("cmd:python3 ../einfuzz/clients/numpy_backend.py"), numpy);
+  // Other words, other backends: arguments count, and so does the file's own name.
+  EXPECT_NE(backend_family("cmd:python3 clients/numpy_backend.py --optimize"), numpy);
+  EXPECT_NE(backend_family("cmd:python3 clients/torch_backend.py"), numpy);
+  EXPECT_EQ(backend_family("cmd:./b --weights=/opt/m/w.bin --dir=out/"), "cmd:b --weights=w.bin --dir=out/");
+  EXPECT_EQ(backend_family("plugin:./build/libmine.so"), "plugin:libmine.so");
+  EXPECT_EQ(backend_family("plugin:/opt/x/libmine.so"), "plugin:libmine.so");
+}
+
 TEST(BackendRegistry, TheUnknownBackendMessageListsTheAvailableNames) {
   const std::vector<std::string> nope = {"nope"};
   auto backends = make_backends(nope, RunOptions{});

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
@@ -135,9 +136,41 @@ std::unique_ptr<Backend> make_builtin(std::string_view name, const RunOptions& o
 
 }  // namespace
 
+namespace {
+
+/// `word` with the directories of the path in it dropped: `/usr/bin/python3` → `python3`,
+/// `../clients/x.py` → `x.py`, `--model=/m/w.bin` → `--model=w.bin`; a word without '/' (or
+/// ending in one) as it is.
+std::string without_directories(std::string_view word) {
+  const std::size_t slash = word.rfind('/');
+  if (slash == std::string_view::npos || slash + 1 == word.size()) return std::string(word);
+  const std::size_t first = word.find('/');
+  const std::size_t eq = word.substr(0, first).rfind('=');
+  const std::size_t keep = eq == std::string_view::npos ? 0 : eq + 1;
+  return std::string(word.substr(0, keep)) + std::string(word.substr(slash + 1));
+}
+
+}  // namespace
+
 std::string backend_family(std::string_view backend_name) {
-  const BuiltinBackend* b = find_builtin(backend_name);
-  return std::string(b ? b->family : backend_name);
+  if (const BuiltinBackend* b = find_builtin(backend_name)) return std::string(b->family);
+  // A command or a library is the same backend from any working directory or checkout: its
+  // family keeps the words of the spec without their directories (backend_registry.hpp).
+  if (backend_name.starts_with("plugin:")) return "plugin:" + without_directories(backend_name.substr(7));
+  if (!backend_name.starts_with("cmd:")) return std::string(backend_name);
+  std::string family = "cmd:";
+  std::string_view rest = backend_name.substr(4);
+  bool first = true;
+  while (true) {
+    const std::size_t start = rest.find_first_not_of(" \t");
+    if (start == std::string_view::npos) break;
+    rest.remove_prefix(start);
+    const std::size_t end = std::min(rest.find_first_of(" \t"), rest.size());
+    family += (first ? "" : " ") + without_directories(rest.substr(0, end));
+    first = false;
+    rest.remove_prefix(end);
+  }
+  return family;
 }
 
 std::unique_ptr<Backend> make_builtin_backend(std::string_view name, const RunOptions& options) {

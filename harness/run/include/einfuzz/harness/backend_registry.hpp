@@ -47,7 +47,10 @@ Result<std::vector<std::unique_ptr<Backend>>> make_backends(std::span<const std:
 
 /// The library family of a backend: the built-in variants of one library share it (`torch`,
 /// `torch-path-right`, `torch-path-outer` → "torch"; `numpy`, `numpy-opt` → "numpy"); every other
-/// backend is a family of its own (its name). Campaign groups and known divergences match on it.
+/// backend is a family of its own. For `cmd:` and `plugin:` that is the spec's words without the
+/// directories of the paths in them (`cmd:/usr/bin/python3 /src/clients/b.py --fast` →
+/// `cmd:python3 b.py --fast`), so a relative and an absolute path, or another checkout, name the
+/// same backend. Campaign groups and known divergences match on it.
 std::string backend_family(std::string_view backend_name);
 
 /// Where the numpy reference client runs: a Python that imports numpy, and clients/numpy_backend.py.
