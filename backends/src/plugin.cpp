@@ -4,8 +4,13 @@
 #include "einfuzz/backends/plugin.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <map>
@@ -72,15 +77,62 @@ einfuzz_dtype c_dtype(DType d) {
   return EINFUZZ_BOOL;
 }
 
-/// The lock a plugin's calls take turns on: one per loaded library (dlopen returns one handle for
-/// every load of a path, so one per library state).
-std::mutex& call_lock(void* handle) {
+/// The lock a plugin's calls take turns on: one per library file (`key`, its canonical path), shared
+/// by the instances loaded from private copies (load_plugin_backend): their own globals are apart,
+/// but a C++ plugin's unique symbols (STB_GNU_UNIQUE: inline and template statics) bind to the first
+/// copy's, so the copies are not independent of each other.
+std::mutex& call_lock(const std::string& key) {
   static std::mutex guard;
-  static std::map<void*, std::unique_ptr<std::mutex>> locks;
+  static std::map<std::string, std::unique_ptr<std::mutex>> locks;
   const std::lock_guard<std::mutex> g(guard);
-  std::unique_ptr<std::mutex>& m = locks[handle];
+  std::unique_ptr<std::mutex>& m = locks[key];
   if (!m) m = std::make_unique<std::mutex>();
   return *m;
+}
+
+/// The file the dynamic loader loaded `handle` from, or "" when it does not say.
+std::string loaded_from(void* handle) {
+  link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr || map->l_name == nullptr) return {};
+  return map->l_name;
+}
+
+/// The library at `file` loaded from a private copy, or nullptr when the copy cannot be written or
+/// loaded (a full or noexec temporary directory). dlopen gives every later load of a file the
+/// handle of the first, and with it the globals the other instance has been changing; a copy under
+/// another name is a library of its own. The copy is unlinked once loaded (its mapping stays).
+void* load_private_copy(const std::string& file) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string name = std::string(tmp && *tmp ? tmp : "/tmp") + "/einfuzz-plugin-XXXXXX.so";
+  const int out = ::mkstemps(name.data(), 3);
+  if (out < 0) return nullptr;
+  bool copied = false;
+  if (const int in = ::open(file.c_str(), O_RDONLY | O_CLOEXEC); in >= 0) {
+    char buffer[1 << 16];
+    copied = true;
+    for (ssize_t got; (got = ::read(in, buffer, sizeof buffer)) != 0;) {
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        copied = false;
+        break;
+      }
+      for (ssize_t done = 0; done < got;) {
+        const ssize_t wrote = ::write(out, buffer + done, static_cast<std::size_t>(got - done));
+        if (wrote < 0 && errno == EINTR) continue;
+        if (wrote <= 0) {
+          copied = false;
+          break;
+        }
+        done += wrote;
+      }
+      if (!copied) break;
+    }
+    ::close(in);
+  }
+  copied = ::close(out) == 0 && copied;
+  void* handle = copied ? ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  ::unlink(name.c_str());
+  return handle;
 }
 
 std::uint64_t checksum(std::span<const std::byte> bytes) {
@@ -152,8 +204,9 @@ struct HostState {
 
 class PluginBackend final : public Backend {
  public:
-  PluginBackend(const PluginOptions& options, void* handle, const einfuzz_plugin* table, const Capabilities& profiles)
-      : options_(options), handle_(handle), turn_(call_lock(handle)), table_(table) {
+  PluginBackend(const PluginOptions& options, void* handle, const std::string& file, const einfuzz_plugin* table,
+                const Capabilities& profiles)
+      : options_(options), handle_(handle), turn_(call_lock(file)), table_(table) {
     caps_.accumulate = profiles.accumulate;
     caps_.round_inputs = profiles.round_inputs;
     // A version-1 table ends at `run`: the version-2 fields are read only from a version-2 or 3 table.
@@ -306,7 +359,7 @@ class PluginBackend final : public Backend {
  private:
   PluginOptions options_;
   void* handle_;
-  std::mutex& turn_;  // call_lock(handle_): shared with every other load of this library
+  std::mutex& turn_;  // call_lock(file): shared with every other instance of this library file
   const einfuzz_plugin* table_;
   einfuzz_vjp_fn vjp_ = nullptr;  // ABI 2 and 3 only
   std::string name_;
@@ -329,12 +382,28 @@ Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& option
   const auto bad = [&](const std::string& why) {
     return make_diagnostic(Code::invalidArgument, "plugin '" + options.path + "': " + why);
   };
+  // Every backend is a new instance of the library, with globals of its own (a campaign's fresh
+  // instance, fuzz_external's new one, each job's): a library loaded already is loaded again from a
+  // private copy. When no copy can be made, the instances share the one library, as dlopen gives it.
+  void* handle = nullptr;
+  std::string file;
+  if (void* loaded = ::dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)) {
+    file = loaded_from(loaded);
+    ::dlclose(loaded);
+    if (!file.empty()) handle = load_private_copy(file);
+  }
   ::dlerror();
-  void* handle = ::dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) handle = ::dlopen(options.path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = ::dlerror();
     return bad(std::string("cannot load it: ") + (e ? e : "dlopen failed"));
   }
+  if (file.empty()) file = loaded_from(handle);
+  if (char* canonical = ::realpath(file.c_str(), nullptr)) {
+    file = canonical;
+    std::free(canonical);
+  }
+  if (file.empty()) file = options.path;
   void* symbol = ::dlsym(handle, EINFUZZ_PLUGIN_ENTRY);
   if (!symbol) {
     ::dlclose(handle);
@@ -373,7 +442,7 @@ Result<std::unique_ptr<Backend>> load_plugin_backend(const PluginOptions& option
     ::dlclose(handle);
     return bad(why);
   }
-  return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(options, handle, table, profiles));
+  return std::unique_ptr<Backend>(std::make_unique<PluginBackend>(options, handle, file, table, profiles));
 }
 
 }  // namespace einfuzz

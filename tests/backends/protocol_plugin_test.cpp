@@ -300,6 +300,26 @@ TEST(ProtocolB, CallsIntoOneLibraryFromTwoThreadsTakeTurns) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST(ProtocolB, EveryLoadIsANewInstanceOfTheLibrary) {
+  // The `stale` word answers right on its library's first call only: state that outlives a case.
+  const Case c = f64_case("stale -> stale", {1, 2, 3});
+  auto first = plugin(EINFUZZ_FAULTY_PLUGIN);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(test::run_on(c, *first).kind, VK::pass);
+  EXPECT_EQ(test::run_on(c, *first).kind, VK::mismatch_value);  // the plugin's state, as planted
+  // A second instance, loaded while the first is in use (a campaign's fresh instance, another job)
+  // or after it is gone, starts from the library's initial state: what `einfuzz check` would see.
+  auto second = plugin(EINFUZZ_FAULTY_PLUGIN);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(test::run_on(c, *second).kind, VK::pass);
+  EXPECT_EQ(test::run_on(c, *first).kind, VK::mismatch_value);
+  first.reset();
+  second.reset();
+  auto third = plugin(EINFUZZ_FAULTY_PLUGIN);
+  ASSERT_NE(third, nullptr);
+  EXPECT_EQ(test::run_on(c, *third).kind, VK::pass);
+}
+
 TEST(ProtocolB, LoadingErrorsAreBadInput) {
   PluginOptions o;
   o.path = "/nonexistent/libnothing.so";

@@ -14,7 +14,8 @@
  * refused), forkhold (forks a child that sleeps
  * 30 s holding every descriptor, then answers), id (answers unsupported, its message the
  * request's id: `id 7`), closefds (closes every descriptor from 3 to 1023, as daemons do, then
- * answers). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
+ * answers), stale (answers right on the library's first stale call, zeros on every later one: a
+ * cache that outlives its case). EINFUZZ_FAULTY_UNLOAD=exit0 makes the
  * library's destructor call _exit(0) when it is unloaded. */
 #define _POSIX_C_SOURCE 200809L /* _exit */
 #include <einfuzz/plugin.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 static int g_in_progress = 0; /* calls in progress (busy) */
+static long g_stale_calls = 0; /* stale calls answered by this copy of the library */
 
 __attribute__((destructor)) static void unload(void) {
   const char* how = getenv("EINFUZZ_FAULTY_UNLOAD");
@@ -137,6 +139,7 @@ static einfuzz_status run(const einfuzz_request* r, const einfuzz_host* host) {
   }
   double* out = host->alloc_output(host->context, in->rank, in->shape);
   if (!out) return EINFUZZ_ERROR;
+  if (starts_with(p, "stale") && g_stale_calls++ > 0) overlapped = 1; /* answers zeros */
   if (overlapped) {
     memset(out, 0, (size_t)n * sizeof(double));
     return EINFUZZ_OK;
