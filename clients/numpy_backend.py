@@ -13,6 +13,7 @@ Needs only Debian's python3 and python3-numpy.
 """
 
 import json
+import math
 import sys
 
 import numpy as np
@@ -340,7 +341,8 @@ def read_inputs(stream, request):
     for spec in request.get("inputs", []):
         shape = tuple(int(n) for n in spec["shape"])
         layout = spec.get("layout")
-        count = int(layout["storage"]) if layout else int(np.prod(shape, dtype=np.int64))
+        # math.prod: exact, and np.prod's array round trip cost a sixth of the client's time.
+        count = int(layout["storage"]) if layout else math.prod(shape)
         item = dtype.itemsize if dtype is not None else 0
         data = read_exact(stream, count * item)
         if dtype is None:
@@ -378,8 +380,13 @@ def hello(optimize):
             "strided_inputs": True}
 
 
+# One encoder and decoder for the whole session (json.dumps with an option builds a new one a call).
+ENCODE = json.JSONEncoder(allow_nan=False).encode
+DECODE = json.JSONDecoder().decode
+
+
 def send(out, header, payload=b""):
-    out.write(json.dumps(header, allow_nan=False).encode("utf-8") + b"\n")
+    out.write(ENCODE(header).encode("utf-8") + b"\n")
     if payload:
         out.write(payload)
     out.flush()
@@ -393,7 +400,7 @@ def serve(optimize):
         line = stdin.readline()
         if not line:
             return
-        request = json.loads(line)
+        request = DECODE(line.decode("utf-8"))
         if request.get("bye"):
             return
         if request.get("hello"):
