@@ -134,10 +134,6 @@ std::unique_ptr<Backend> make_builtin(std::string_view name, const RunOptions& o
   return b ? b->make(options, spec_options) : nullptr;
 }
 
-}  // namespace
-
-namespace {
-
 /// `word` with the directories of the path in it dropped: `/usr/bin/python3` → `python3`,
 /// `../clients/x.py` → `x.py`, `--model=/m/w.bin` → `--model=w.bin`; a word without '/' (or
 /// ending in one) as it is.
