@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -22,7 +21,6 @@
 #include "einfuzz/core/check_case.hpp"
 #include "einfuzz/core/check_reduce.hpp"
 #include "einfuzz/core/parse.hpp"
-#include "einfuzz/core/reduction.hpp"
 
 #ifndef EINFUZZ_TORCH_VERSION
 #define EINFUZZ_TORCH_VERSION "?"
@@ -110,49 +108,6 @@ std::vector<int64_t> contraction_path(TorchPath path, std::size_t n) {
   return out;
 }
 
-/// Whether two optional tensors are both absent, or hold the same dtype, shape and bytes.
-bool same_tensor(const std::optional<Tensor>& a, const std::optional<Tensor>& b) {
-  if (!a || !b) return !a && !b;
-  const auto x = a->bytes();
-  const auto y = b->bytes();
-  return a->dtype() == b->dtype() && a->shape() == b->shape() && x.size() == y.size() &&
-         (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
-}
-
-/// Whether two cases are equal in every field TorchBackend::run reads (all but `expect`, `origin`).
-bool same_request(const Case& a, const Case& b) {
-  if (a.op != b.op || a.pattern != b.pattern || a.reduction != b.reduction || a.axis_lengths != b.axis_lengths ||
-      a.dtype != b.dtype || a.inputs.size() != b.inputs.size() || a.layouts.size() != b.layouts.size() ||
-      !same_tensor(a.cotangent, b.cotangent)) {
-    return false;
-  }
-  for (std::size_t k = 0; k < a.inputs.size(); ++k) {
-    if (!same_tensor(a.inputs[k], b.inputs[k])) return false;
-  }
-  for (std::size_t k = 0; k < a.layouts.size(); ++k) {
-    const auto& x = a.layouts[k];
-    const auto& y = b.layouts[k];
-    if (x.has_value() != y.has_value()) return false;
-    if (x && (x->strides != y->strides || x->offset != y->offset || x->storage != y->storage ||
-              !same_tensor(x->fill, y->fill))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-/// The last library call of this thread's torch backends and its answer. The variants make exactly
-/// `torch`'s call on most cases (an einsum of fewer than three operands takes no path; only a min
-/// or max reduce goes through max(dim)/min(dim)), and a campaign runs them one after another on the
-/// same case: the answer of an identical call on an equal case is taken again instead of computed
-/// again. Per thread, as each campaign job runs its own backends one at a time.
-struct LastCall {
-  int call = -1;  ///< TorchBackend::call_of
-  Case request;
-  BackendResult answer;
-};
-thread_local std::optional<LastCall> t_last_call;
-
 std::string backend_name(TorchPath path, TorchMinMax minmax) {
   if (minmax == TorchMinMax::max_dim) return "torch-maxdim";
   switch (path) {
@@ -201,29 +156,6 @@ class TorchBackend final : public Backend {
   const Capabilities& capabilities() const override { return caps_; }
 
   BackendResult run(const Case& c) override {
-    const int call = call_of(c);
-    if (t_last_call && t_last_call->call == call && same_request(t_last_call->request, c)) return t_last_call->answer;
-    BackendResult answer = compute(c);
-    t_last_call = LastCall{call, c, answer};
-    return answer;
-  }
-
- private:
-  /// Which library call run(c) makes: 0 for torch's own (no contraction path, amax/amin), else the
-  /// path (TorchPath) plus 16 when a min or max reduce goes through max(dim)/min(dim).
-  int call_of(const Case& c) const {
-    const bool pathed = c.op == Op::einsum && !contraction_path(path_, c.inputs.size()).empty();
-    bool min_or_max = false;
-    if (c.op == Op::reduce && c.reduction) {
-      if (const std::optional<Reduction> kind = reduction_from_name(*c.reduction)) {
-        min_or_max = *kind == Reduction::min || *kind == Reduction::max;
-      }
-    }
-    const bool by_dim = minmax_ == TorchMinMax::max_dim && min_or_max;
-    return (pathed ? static_cast<int>(path_) : 0) + (by_dim ? 16 : 0);
-  }
-
-  BackendResult compute(const Case& c) const {
     std::vector<Tensor> keep;
     std::vector<at::Tensor> leaves;
     // Half VJPs are outside the project's scope (f32/f64): no graph; check_case's notDifferentiable
@@ -247,6 +179,7 @@ class TorchBackend final : public Backend {
     return backward(c, r, leaves);
   }
 
+ private:
   /// The VJP of a forward result `r` computed from `leaves`: the case's own VJP rules first (the
   /// checker's, in its order), then r.backward(g) and each leaf's grad(); what torch raises there
   /// is outside what it implements.
