@@ -400,7 +400,7 @@ def serve(optimize):
         line = stdin.readline()
         if not line:
             return
-        request = DECODE(line.decode("utf-8"))
+        request = DECODE(line.decode("utf-8", "surrogatepass"))  # as json.loads decodes UTF-8 bytes
         if request.get("bye"):
             return
         if request.get("hello"):
