@@ -161,17 +161,17 @@ std::optional<Finding> shrink_finding(const Case& generated, std::uint64_t index
   return f;
 }
 
-/// True when `f`'s shrunk case fails the same way on a fresh instance of its backend (built once per
-/// worker, on the first new group): a divergence that depends on what the backend process ran before
-/// (numpy reading memory behind an empty operand) would not reproduce with the printed command.
+/// True when `f`'s shrunk case fails the same way on a fresh instance of its backend: a divergence
+/// that depends on what the backend process ran before (numpy reading memory behind an empty
+/// operand) would not reproduce with the printed command. A new set of backends for every new
+/// group: an instance kept for the next group would have run this group's case, the state a
+/// printed command does not start from (a plugin right on its first call only confirmed every
+/// group after the first).
 bool reproduces_fresh(const Finding& f, std::size_t backend_index, const BackendFactory& factory,
-                      std::vector<std::unique_ptr<Backend>>& fresh, const RunOptions& run) {
-  if (fresh.empty()) {
-    auto made = factory();
-    if (!made || made->size() <= backend_index) return true;  // nothing to compare with: keep the group
-    fresh = std::move(*made);
-  }
-  Backend* one[] = {fresh[backend_index].get()};
+                      const RunOptions& run) {
+  auto made = factory();
+  if (!made || made->size() <= backend_index) return true;  // nothing to compare with: keep the group
+  Backend* one[] = {(*made)[backend_index].get()};
   const CaseOutcome out = run_case(f.shrunk, one, run);
   return !out.backends.empty() && out.backends[0].verdict.kind == f.kind;
 }
@@ -181,7 +181,6 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
   const CampaignOptions& o = shared.options();
   std::vector<Backend*> backends;
   for (const auto& b : owned) backends.push_back(b.get());
-  std::vector<std::unique_ptr<Backend>> fresh;
   std::vector<CaseRecord> records;
   // This worker's last cases, newest first: a late fault belongs to one its backends answered, or
   // (a fault of the hello) to the case just run, on which it surfaced.
@@ -259,7 +258,7 @@ void run_worker(unsigned worker, std::vector<std::unique_ptr<Backend>>& owned, S
       // Not for a hang: a fresh instance would cost a start-up and another whole timeout past the
       // budget, and the confirming re-run has just seen it hang again.
       if (f && f->kind != VerdictKind::timeout && !f->known && !shared.has_group(f->signature) &&
-          !reproduces_fresh(*f, b, factory, fresh, o.run)) {
+          !reproduces_fresh(*f, b, factory, o.run)) {
         f.reset();
       }
       if (f) {
